@@ -1,0 +1,54 @@
+/**
+ * The `pushary-mastra` command. Each subcommand lives beside the layer it
+ * drives and is loaded lazily, so `pushary-mastra machine` never opens a
+ * database and `pushary-mastra dev` never loads XState's graph tooling.
+ */
+import type { Writable } from 'node:stream'
+
+/** Streams a subcommand writes to; tests pass their own. */
+export interface CommandIo {
+  readonly stdout: Writable
+  readonly stderr: Writable
+}
+
+const USAGE = `Usage: pushary-mastra <command> [options]
+
+Commands:
+  dev       Start the local Pushary-compatible decision service and reviewer page
+            (--host, --port, --db, --public-url, --api-key, --policy, --sandbox)
+  machine   Print the review lifecycle state machine (--format mermaid)
+  help      Show this message
+`
+
+async function main(argv: readonly string[], io: CommandIo): Promise<number> {
+  const [command, ...rest] = argv
+  switch (command) {
+    case 'dev': {
+      const { runDevCommand } = await import('./server/dev-command.js')
+      return runDevCommand(rest, io)
+    }
+    case 'machine': {
+      const { runMachineCommand } = await import('./machines/machine-command.js')
+      return runMachineCommand(rest, io)
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      io.stdout.write(USAGE)
+      return 0
+    default:
+      io.stderr.write(`pushary-mastra: unknown command "${command}"\n\n${USAGE}`)
+      return 2
+  }
+}
+
+main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    process.stderr.write(`pushary-mastra: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = 1
+  },
+)
