@@ -1,0 +1,76 @@
+/**
+ * Types shared by the decision service (API routes, outbox, sweeper) and the
+ * reviewer page, which is mounted on the same Hono app and answers through
+ * the same `answerDecision` as the API.
+ */
+import type { CreateDecisionInput, Decision } from '../pushary/decision-schemas.js'
+
+/** `'pending' | 'answered' | 'expired' | 'cancelled'`, as the HTTP contract names them. */
+export type DecisionStatus = Decision['status']
+
+/** `'confirm' | 'select' | 'input'`. */
+export type DecisionType = Decision['type']
+
+/** How the reviewer page renders the action (`{label, effect, changes?, risk?}`). */
+export type Presentation = NonNullable<CreateDecisionInput['presentation']>
+
+/** Who supplied an answer: the API relay, the reviewer page or the sandbox. */
+export type AnswerSource = 'api' | 'reviewer' | 'sandbox'
+
+/** A decision as the service stores it. Times are ISO-8601 strings. */
+export interface StoredDecision {
+  decisionId: string
+  status: DecisionStatus
+  type: DecisionType
+  question: string
+  options: string[] | null
+  placeholder: string | null
+  context: string | null
+  externalId: string | null
+  agentName: string | null
+  toolName: string | null
+  toolTarget: string | null
+  actor: string | null
+  environment: string | null
+  presentation: Presentation | null
+  parameters: Record<string, string | number | boolean> | null
+  callbackUrl: string | null
+  createdAt: string
+  answeredAt: string | null
+  expiresAt: string | null
+  value: string | null
+  answerSource: AnswerSource | null
+}
+
+/** Result of answering a decision; anything but `answered` leaves the decision unchanged. */
+export type AnswerOutcome =
+  | { status: 'answered'; decision: StoredDecision }
+  | {
+      status: 'not_found' | 'already_answered' | 'expired' | 'cancelled' | 'invalid_answer'
+      message: string
+    }
+
+/** Published whenever a decision is created or leaves `pending`. */
+export interface DecisionEvent {
+  decisionId: string
+  externalId: string | null
+  status: DecisionStatus
+}
+
+/** What the reviewer page needs from the service. */
+export interface ReviewerDeps {
+  /** Pending decisions addressed to `externalId`, newest first. */
+  listPendingFor(externalId: string): Promise<StoredDecision[]>
+  getDecision(decisionId: string): Promise<StoredDecision | null>
+  /** Same validation, callback enqueue and event publish as `POST /decisions/:id`. */
+  answerDecision(decisionId: string, answer: string, source: 'reviewer'): Promise<AnswerOutcome>
+  /** Single-use: returns null when the token is unknown, consumed or expired. */
+  consumeEnrollment(token: string): Promise<{ externalId: string } | null>
+  /** Returns a fresh random token; only its SHA-256 is stored. */
+  registerDevice(externalId: string): Promise<{ deviceToken: string }>
+  deviceFromToken(deviceToken: string): Promise<{ externalId: string } | null>
+  /** Returns an unsubscribe function. */
+  subscribe(listener: (event: DecisionEvent) => void): () => void
+  /** Base URL printed in links (no trailing slash), e.g. `http://192.168.1.5:4000`. */
+  publicUrl: string
+}
