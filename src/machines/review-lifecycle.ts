@@ -1,0 +1,134 @@
+/**
+ * The review lifecycle: the one place where the legal transitions of a review
+ * record are defined. Stores never encode transitions themselves; they ask
+ * {@link nextReviewState} and write with a compare-and-set on the state they
+ * read, so a store cannot drift from the machine.
+ */
+import { setup, transition } from 'xstate'
+
+/** Every state a review record can be in. */
+export const REVIEW_STATES = ['pending', 'resuming', 'completed', 'stale', 'uncertain'] as const
+
+/** A review record's state. */
+export type ReviewState = (typeof REVIEW_STATES)[number]
+
+/** Every event the lifecycle understands, in UPPER_SNAKE as XState events are. */
+export const REVIEW_EVENTS = [
+  'CLAIM',
+  'RESUMED',
+  'STALE_DETECTED',
+  'FAILED_AFTER_CLAIM',
+  'OPERATOR_CONFIRMED_EXECUTED',
+  'OPERATOR_CONFIRMED_NOT_EXECUTED',
+] as const
+
+/** The type of a lifecycle event. */
+export type ReviewEventType = (typeof REVIEW_EVENTS)[number]
+
+/** A lifecycle event. Events carry no payload: the reason lives in the store's history. */
+export type ReviewEvent = { readonly type: ReviewEventType }
+
+/**
+ * The review lifecycle as an XState v5 machine. It is pure configuration: no
+ * actions, no delays. Nothing is reset by a timeout, and `completed` and
+ * `stale` are final. Recovery of `uncertain` (or of a `resuming` record a
+ * crash left behind) happens only through the two operator events.
+ *
+ * @example
+ * ```ts
+ * import { createActor } from 'xstate'
+ * const actor = createActor(reviewLifecycleMachine).start()
+ * actor.send({ type: 'CLAIM' })
+ * actor.getSnapshot().value // 'resuming'
+ * ```
+ */
+export const reviewLifecycleMachine = setup({
+  types: {
+    events: {} as ReviewEvent,
+  },
+}).createMachine({
+  id: 'reviewLifecycle',
+  initial: 'pending',
+  states: {
+    pending: {
+      description: 'The decision was asked and the review waits for an answer.',
+      on: {
+        CLAIM: { target: 'resuming', description: 'One resumer won the claim.' },
+      },
+    },
+    resuming: {
+      description: 'A resumer holds the claim and is resuming the suspended target.',
+      on: {
+        RESUMED: { target: 'completed', description: 'The resume returned.' },
+        STALE_DETECTED: {
+          target: 'stale',
+          description: 'The call, its arguments or the business version changed.',
+        },
+        FAILED_AFTER_CLAIM: {
+          target: 'uncertain',
+          description: 'Something failed after the claim; the action may have run.',
+        },
+        // A crash between claim and finish leaves `resuming` behind; only an
+        // operator, never a timer, may resolve it.
+        OPERATOR_CONFIRMED_EXECUTED: { target: 'completed', description: 'Operator confirmed it ran.' },
+        OPERATOR_CONFIRMED_NOT_EXECUTED: {
+          target: 'stale',
+          description: 'Operator confirmed it did not run.',
+        },
+      },
+    },
+    uncertain: {
+      description: 'The action may or may not have run. Never retried automatically.',
+      on: {
+        OPERATOR_CONFIRMED_EXECUTED: { target: 'completed', description: 'Operator confirmed it ran.' },
+        OPERATOR_CONFIRMED_NOT_EXECUTED: {
+          target: 'stale',
+          description: 'Operator confirmed it did not run.',
+        },
+      },
+    },
+    completed: { type: 'final', description: 'The resume ran to completion.' },
+    stale: { type: 'final', description: 'The review never resumes. Ask again for the new version.' },
+  },
+})
+
+/** Narrows an unknown value to a {@link ReviewState}. */
+export function isReviewState(value: unknown): value is ReviewState {
+  return typeof value === 'string' && (REVIEW_STATES as readonly string[]).includes(value)
+}
+
+/** Narrows an unknown value to a {@link ReviewEventType}. */
+export function isReviewEventType(value: unknown): value is ReviewEventType {
+  return typeof value === 'string' && (REVIEW_EVENTS as readonly string[]).includes(value)
+}
+
+/**
+ * The state a review moves to when `event` happens in `state`, or `null` when
+ * the machine refuses the event there. Computed from the machine, never from
+ * a second table.
+ *
+ * @example
+ * ```ts
+ * nextReviewState('pending', 'CLAIM') // 'resuming'
+ * nextReviewState('completed', 'CLAIM') // null
+ * ```
+ */
+export function nextReviewState(
+  state: ReviewState,
+  event: ReviewEventType | ReviewEvent,
+): ReviewState | null {
+  const resolved = reviewLifecycleMachine.resolveState({ value: state, context: undefined })
+  const eventObject: ReviewEvent = typeof event === 'string' ? { type: event } : event
+  if (!resolved.can(eventObject)) return null
+  const [next] = transition(reviewLifecycleMachine, resolved, eventObject)
+  const value = next.value
+  if (!isReviewState(value)) {
+    throw new TypeError(`reviewLifecycleMachine reached an unknown state ${JSON.stringify(value)}`)
+  }
+  return value
+}
+
+/** Whether no event can ever leave `state`. */
+export function isTerminalReviewState(state: ReviewState): boolean {
+  return REVIEW_EVENTS.every((event) => nextReviewState(state, event) === null)
+}

@@ -1,0 +1,75 @@
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { setup } from 'xstate'
+import { machineToMermaid, reviewLifecycleMermaid } from '../../src/machines/mermaid.js'
+import { reviewLifecycleMachine } from '../../src/machines/review-lifecycle.js'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
+
+function committedDiagram(): string {
+  const doc = readFileSync(`${root}docs/review-lifecycle.md`, 'utf8')
+  const match = /```mermaid\n([\s\S]*?)```/.exec(doc)
+  if (!match?.[1]) throw new Error('docs/review-lifecycle.md has no ```mermaid block')
+  return match[1]
+}
+
+function runCli(args: readonly string[]) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+  })
+}
+
+describe('review lifecycle diagram', () => {
+  it('matches the diagram committed in docs/review-lifecycle.md', () => {
+    expect(committedDiagram()).toBe(reviewLifecycleMermaid())
+  })
+
+  it('draws every state and every transition of the machine', () => {
+    const text = reviewLifecycleMermaid()
+    for (const [key, node] of Object.entries(reviewLifecycleMachine.root.states)) {
+      expect(text).toContain(`  ${key} : `)
+      for (const [event, definitions] of node.transitions) {
+        for (const definition of definitions) {
+          for (const target of definition.target ?? [])
+            expect(text).toContain(`  ${key} --> ${target.key} : ${event}\n`)
+        }
+      }
+    }
+    expect(text).toContain('  [*] --> pending\n')
+    expect(text).toContain('  completed --> [*]\n')
+    expect(text).toContain('  stale --> [*]\n')
+  })
+
+  it('changes the generated diagram when a transition is added, so a stale committed copy fails', () => {
+    const config = reviewLifecycleMachine.config
+    const extended = setup({}).createMachine({
+      ...config,
+      states: {
+        ...config.states,
+        stale: { type: 'final', description: config.states?.stale?.description, on: {} },
+        uncertain: {
+          ...config.states?.uncertain,
+          on: { ...(config.states?.uncertain?.on as object), RETRY: { target: 'pending' } },
+        },
+      },
+    } as never)
+    expect(machineToMermaid(extended)).not.toBe(reviewLifecycleMermaid())
+    expect(machineToMermaid(extended)).toContain('uncertain --> pending : RETRY')
+  })
+
+  it('prints the diagram from `pushary-mastra machine --format mermaid`', () => {
+    const result = runCli(['machine', '--format', 'mermaid'])
+    expect(result.status).toBe(0)
+    expect(result.stdout).toBe(reviewLifecycleMermaid())
+  })
+
+  it('exits with code 2 and names the format when the format is unknown', () => {
+    const result = runCli(['machine', '--format', 'graphviz'])
+    expect(result.status).toBe(2)
+    expect(result.stderr).toContain('unknown --format "graphviz"')
+    expect(result.stdout).toBe('')
+  })
+})

@@ -1,0 +1,84 @@
+import { getSimplePaths } from '@xstate/graph'
+import { describe, expect, it } from 'vitest'
+import { createActor } from 'xstate'
+import {
+  isTerminalReviewState,
+  nextReviewState,
+  REVIEW_EVENTS,
+  REVIEW_STATES,
+  reviewLifecycleMachine,
+} from '../../src/machines/review-lifecycle.js'
+
+describe('reviewLifecycleMachine', () => {
+  it('starts every review in pending', () => {
+    const actor = createActor(reviewLifecycleMachine).start()
+    expect(actor.getSnapshot().value).toBe('pending')
+    actor.stop()
+  })
+
+  it('defines exactly the five review states', () => {
+    expect(Object.keys(reviewLifecycleMachine.root.states).sort()).toEqual([...REVIEW_STATES].sort())
+  })
+
+  it('lets only a claim leave pending', () => {
+    const allowed = REVIEW_EVENTS.filter((event) => nextReviewState('pending', event) !== null)
+    expect(allowed).toEqual(['CLAIM'])
+    expect(nextReviewState('pending', 'CLAIM')).toBe('resuming')
+  })
+
+  it('finishes a claimed review as completed, stale or uncertain', () => {
+    expect(nextReviewState('resuming', 'RESUMED')).toBe('completed')
+    expect(nextReviewState('resuming', 'STALE_DETECTED')).toBe('stale')
+    expect(nextReviewState('resuming', 'FAILED_AFTER_CLAIM')).toBe('uncertain')
+    expect(nextReviewState('resuming', 'CLAIM')).toBeNull()
+  })
+
+  it('resolves uncertain and crash-left resuming reviews only through operator events', () => {
+    for (const state of ['uncertain', 'resuming'] as const) {
+      expect(nextReviewState(state, 'OPERATOR_CONFIRMED_EXECUTED')).toBe('completed')
+      expect(nextReviewState(state, 'OPERATOR_CONFIRMED_NOT_EXECUTED')).toBe('stale')
+    }
+    const uncertainExits = REVIEW_EVENTS.filter((event) => nextReviewState('uncertain', event) !== null)
+    expect(uncertainExits).toEqual(['OPERATOR_CONFIRMED_EXECUTED', 'OPERATOR_CONFIRMED_NOT_EXECUTED'])
+  })
+
+  it('never lets anything leave completed or stale', () => {
+    for (const state of ['completed', 'stale'] as const) {
+      for (const event of REVIEW_EVENTS) expect(nextReviewState(state, event)).toBeNull()
+      expect(isTerminalReviewState(state)).toBe(true)
+    }
+    expect(REVIEW_STATES.filter(isTerminalReviewState)).toEqual(['completed', 'stale'])
+  })
+
+  it('resets nothing by a timeout: no state has a delayed or eventless transition', () => {
+    for (const node of Object.values(reviewLifecycleMachine.root.states)) {
+      expect(node.after, node.key).toEqual([])
+      expect(node.always ?? [], node.key).toEqual([])
+      for (const event of node.transitions.keys()) expect(event.startsWith('xstate.after')).toBe(false)
+    }
+  })
+
+  it('agrees with a running actor on every simple path @xstate/graph finds from pending', () => {
+    const paths = getSimplePaths(reviewLifecycleMachine)
+    const endStates = new Set(paths.map((path) => path.state.value))
+    expect([...endStates].sort()).toEqual([...REVIEW_STATES].sort())
+    for (const path of paths) {
+      let state: ReturnType<typeof nextReviewState> = 'pending'
+      const actor = createActor(reviewLifecycleMachine).start()
+      for (const step of path.steps) {
+        if (step.event.type === 'xstate.init') continue
+        state = nextReviewState(state!, step.event)
+        actor.send(step.event)
+        expect(state).toBe(actor.getSnapshot().value)
+      }
+      expect(state).toBe(path.state.value)
+      actor.stop()
+    }
+  })
+
+  it('never returns a review to pending, so a decision can be claimed at most once', () => {
+    for (const state of REVIEW_STATES) {
+      for (const event of REVIEW_EVENTS) expect(nextReviewState(state, event)).not.toBe('pending')
+    }
+  })
+})
