@@ -1,0 +1,130 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { DecisionCallback } from './decision-schemas.js'
+import { decisionEventSchema } from './decision-schemas.js'
+import { isAffirmative } from './question.js'
+
+/**
+ * Header carrying the callback signature (lowercase hex HMAC-SHA256 of the raw body).
+ *
+ * @example
+ * const signature = request.headers.get(SIGNATURE_HEADER)
+ */
+export const SIGNATURE_HEADER = 'x-pushary-signature'
+
+/**
+ * Signs a raw callback body with the webhook secret: lowercase hex HMAC-SHA256.
+ *
+ * @example
+ * const signature = signWebhookBody(JSON.stringify(body), webhookSecret)
+ */
+export function signWebhookBody(rawBody: string | Uint8Array, secret: string): string {
+  return createHmac('sha256', secret).update(rawBody).digest('hex')
+}
+
+/**
+ * Checks a callback signature in constant time. Sign the RAW body exactly as
+ * received: re-serialised JSON differs byte for byte. False on an empty or
+ * missing signature or secret, a length mismatch or a non-hex signature.
+ *
+ * @example
+ * if (!verifyWebhookSignature(rawBody, request.headers.get(SIGNATURE_HEADER), secret)) return new Response(null, { status: 401 })
+ */
+export function verifyWebhookSignature(
+  rawBody: string | Uint8Array,
+  signature: string | null | undefined,
+  secret: string | null | undefined,
+): boolean {
+  if (typeof signature !== 'string' || signature.length === 0) return false
+  if (typeof secret !== 'string' || secret.length === 0) return false
+  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) return false
+  const expected = Buffer.from(signWebhookBody(rawBody, secret), 'utf8')
+  const received = Buffer.from(signature, 'utf8')
+  if (received.length !== expected.length) return false
+  return timingSafeEqual(received, expected)
+}
+
+const STATUS_BY_EVENT = {
+  'decision.answered': 'answered',
+  'decision.expired': 'expired',
+  'decision.cancelled': 'cancelled',
+} as const
+
+type TerminalStatus = DecisionCallback['status']
+
+function isTerminalStatus(value: unknown): value is TerminalStatus {
+  return value === 'answered' || value === 'expired' || value === 'cancelled'
+}
+
+/**
+ * Parses a callback body WITHOUT verifying it. Accepts `answer` as a string or
+ * null (expiry and cancellation carry none). Returns null on bad JSON, a
+ * non-object, a missing `correlationId`, an `event` that contradicts `status`,
+ * or an `answered` callback without an answer.
+ *
+ * @example
+ * const callback = parseDecisionCallback(rawBody)
+ * if (callback) await reconcile(callback.decisionId)
+ */
+export function parseDecisionCallback(rawBody: string | Uint8Array): DecisionCallback | null {
+  let body: unknown
+  try {
+    body = JSON.parse(typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8'))
+  } catch {
+    return null
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null
+  const record = body as Record<string, unknown>
+  const { correlationId } = record
+  if (typeof correlationId !== 'string' || correlationId.length === 0) return null
+
+  // `answer` is canonical and `value` an alias: older senders fill only one.
+  const answer =
+    typeof record.answer === 'string' ? record.answer : typeof record.value === 'string' ? record.value : null
+  if (record.answer !== undefined && record.answer !== null && typeof record.answer !== 'string') return null
+
+  const event = decisionEventSchema.safeParse(record.event)
+  if (record.event !== undefined && !event.success) return null
+  const eventStatus = event.success ? STATUS_BY_EVENT[event.data] : undefined
+  if (record.status !== undefined && !isTerminalStatus(record.status)) return null
+  const statedStatus = isTerminalStatus(record.status) ? record.status : undefined
+  if (eventStatus && statedStatus && eventStatus !== statedStatus) return null
+  const status: TerminalStatus | undefined =
+    statedStatus ?? eventStatus ?? (answer !== null ? 'answered' : undefined)
+  if (status === undefined) return null
+  if (status === 'answered' && answer === null) return null
+
+  const callback: DecisionCallback = {
+    event: event.success ? event.data : `decision.${status}`,
+    correlationId,
+    decisionId:
+      typeof record.decisionId === 'string' && record.decisionId.length > 0
+        ? record.decisionId
+        : correlationId,
+    status,
+    answer,
+    value: typeof record.value === 'string' ? record.value : answer,
+    answeredAt: typeof record.answeredAt === 'string' && record.answeredAt !== '' ? record.answeredAt : null,
+  }
+  if (typeof record.context === 'string') callback.context = record.context
+  return callback
+}
+
+/**
+ * Verifies, then parses a callback. Null on any failure, so the caller cannot
+ * act on an unverified body by mistake. `approved` is fail-closed and based on
+ * the callback only; re-read the decision before running anything.
+ *
+ * @example
+ * const callback = resolvePusharyCallback(rawBody, request.headers.get(SIGNATURE_HEADER), secret)
+ * if (!callback) return new Response('bad signature', { status: 401 })
+ */
+export function resolvePusharyCallback(
+  rawBody: string | Uint8Array,
+  signature: string | null | undefined,
+  secret: string | null | undefined,
+): (DecisionCallback & { approved: boolean }) | null {
+  if (!verifyWebhookSignature(rawBody, signature, secret)) return null
+  const callback = parseDecisionCallback(rawBody)
+  if (!callback) return null
+  return { ...callback, approved: callback.status === 'answered' && isAffirmative(callback.answer) }
+}
