@@ -3,16 +3,13 @@
  * reviewer page, which is mounted on the same Hono app and answers through
  * the same `answerDecision` as the API.
  */
-import type { CreateDecisionInput, Decision } from '../pushary/decision-schemas.js'
+import type { DecisionPresentation } from '../pushary/decision-schemas.js'
+import type { DecisionStatus, DecisionType } from '../pushary/question.js'
 
-/** `'pending' | 'answered' | 'expired' | 'cancelled'`, as the HTTP contract names them. */
-export type DecisionStatus = Decision['status']
-
-/** `'confirm' | 'select' | 'input'`. */
-export type DecisionType = Decision['type']
+export type { DecisionStatus, DecisionType }
 
 /** How the reviewer page renders the action (`{label, effect, changes?, risk?}`). */
-export type Presentation = NonNullable<CreateDecisionInput['presentation']>
+export type Presentation = DecisionPresentation
 
 /** Who supplied an answer: the API relay, the reviewer page or the sandbox. */
 export type AnswerSource = 'api' | 'reviewer' | 'sandbox'

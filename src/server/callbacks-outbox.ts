@@ -1,0 +1,230 @@
+/**
+ * Delivers queued callbacks. Rows are written by the same transaction that
+ * settles a decision; this worker POSTs them, signed with the current webhook
+ * secret, retrying with exponential backoff up to a bounded number of
+ * attempts. Delivery is at-least-once: a crash between the receiver's 2xx and
+ * our write sends the same body again after restart, which receivers must
+ * tolerate (they re-read the decision anyway).
+ */
+import type { Client, Row } from '@libsql/client'
+import { SIGNATURE_HEADER, signWebhookBody } from '../pushary/callbacks.js'
+
+/** Retry policy for callback delivery. */
+export interface CallbackRetryOptions {
+  /** Total attempts including the first (default 6). */
+  maxAttempts?: number
+  /** Delay before the second attempt; doubles each time (default 1 000 ms). */
+  baseDelayMs?: number
+  /** Upper bound of one delay (default 60 000 ms). */
+  maxDelayMs?: number
+  /** Per-attempt request timeout (default 10 000 ms). */
+  timeoutMs?: number
+  /** How often due rows are scanned besides the wake-up after enqueue (default 1 000 ms). */
+  scanIntervalMs?: number
+}
+
+/** One delivery as `GET /decisions/:id` reports it. */
+export interface CallbackDelivery {
+  deliveryId: number
+  event: string
+  url: string
+  state: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  nextAttemptAt: string | null
+  lastAttemptAt: string | null
+  lastStatusCode: number | null
+  lastError: string | null
+  deliveredAt: string | null
+  history: Array<{
+    attempt: number
+    at: string
+    statusCode: number | null
+    error: string | null
+    ok: boolean
+  }>
+}
+
+/** The delivery worker. */
+export interface CallbackOutbox {
+  /** Delivers due rows now (called right after a transition commits). */
+  wake(): void
+  deliveriesFor(decisionId: string): Promise<CallbackDelivery[]>
+  /** Stops the timer and aborts in-flight requests without counting them as attempts. */
+  close(): Promise<void>
+}
+
+interface OutboxDeps {
+  db: Client
+  fetch: typeof fetch
+  webhookSecret: () => Promise<string>
+  now: () => number
+  retry?: CallbackRetryOptions
+  onError?: (error: unknown) => void
+}
+
+function n(row: Row, column: string): number | null {
+  const value = row[column]
+  return typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : null
+}
+
+function s(row: Row, column: string): string | null {
+  const value = row[column]
+  return typeof value === 'string' ? value : null
+}
+
+/**
+ * Starts the callback delivery worker.
+ *
+ * @example
+ * const outbox = createCallbackOutbox({ db, fetch, webhookSecret: () => secret, now: Date.now })
+ * outbox.wake()
+ * await outbox.close()
+ */
+export function createCallbackOutbox(deps: OutboxDeps): CallbackOutbox {
+  const maxAttempts = Math.max(1, deps.retry?.maxAttempts ?? 6)
+  const baseDelayMs = Math.max(1, deps.retry?.baseDelayMs ?? 1_000)
+  const maxDelayMs = Math.max(baseDelayMs, deps.retry?.maxDelayMs ?? 60_000)
+  const timeoutMs = Math.max(1, deps.retry?.timeoutMs ?? 10_000)
+  const scanIntervalMs = Math.max(10, deps.retry?.scanIntervalMs ?? 1_000)
+  const report =
+    deps.onError ?? ((error: unknown) => console.error('Pushary dev server: callback worker', error))
+
+  const inFlight = new Map<number, Promise<void>>()
+  const closing = new AbortController()
+  let scanning: Promise<void> | null = null
+  let rescan = false
+  let closed = false
+
+  const attempt = async (row: Row): Promise<void> => {
+    const deliveryId = n(row, 'delivery_id') ?? 0
+    const attemptNo = (n(row, 'attempts') ?? 0) + 1
+    const body = s(row, 'body') ?? ''
+    const url = s(row, 'url') ?? ''
+    let statusCode: number | null = null
+    let error: string | null = null
+    try {
+      const secret = await deps.webhookSecret()
+      const response = await deps.fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          [SIGNATURE_HEADER]: signWebhookBody(body, secret),
+          'x-pushary-event': s(row, 'event') ?? '',
+          'x-pushary-delivery': String(deliveryId),
+        },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
+      })
+      statusCode = response.status
+      await response.body?.cancel().catch(() => {})
+      if (statusCode < 200 || statusCode >= 300) error = `HTTP ${statusCode}`
+    } catch (cause) {
+      // Shutting down is not the receiver's fault: leave the row due.
+      if (closing.signal.aborted) return
+      error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
+    }
+    const nowMs = deps.now()
+    const at = new Date(nowMs).toISOString()
+    const ok = error === null
+    const delay = Math.min(maxDelayMs, baseDelayMs * 2 ** (attemptNo - 1))
+    const state = ok ? 'delivered' : attemptNo >= maxAttempts ? 'failed' : 'pending'
+    await deps.db.batch(
+      [
+        {
+          sql: `INSERT OR REPLACE INTO callback_attempts (delivery_id, attempt, at, status_code, error, ok)
+                VALUES (?, ?, ?, ?, ?, ?)`,
+          args: [deliveryId, attemptNo, at, statusCode, error, ok ? 1 : 0],
+        },
+        {
+          sql: `UPDATE callback_deliveries SET state = ?, attempts = ?, next_attempt_ms = ?, last_attempt_at = ?,
+                last_status_code = ?, last_error = ?, delivered_at = ? WHERE delivery_id = ?`,
+          args: [state, attemptNo, nowMs + delay, at, statusCode, error, ok ? at : null, deliveryId],
+        },
+      ],
+      'write',
+    )
+  }
+
+  const scan = async (): Promise<void> => {
+    do {
+      rescan = false
+      const due = await deps.db.execute({
+        sql: `SELECT * FROM callback_deliveries WHERE state = 'pending' AND next_attempt_ms <= ?
+              ORDER BY next_attempt_ms ASC LIMIT 50`,
+        args: [deps.now()],
+      })
+      for (const row of due.rows) {
+        const id = n(row, 'delivery_id') ?? 0
+        if (inFlight.has(id) || closed) continue
+        const run = attempt(row)
+          .catch(report)
+          .finally(() => inFlight.delete(id))
+        inFlight.set(id, run)
+      }
+    } while (rescan && !closed)
+  }
+
+  const wake = (): void => {
+    if (closed) return
+    if (scanning !== null) {
+      rescan = true
+      return
+    }
+    scanning = scan()
+      .catch(report)
+      .finally(() => {
+        scanning = null
+      })
+  }
+
+  const timer = setInterval(wake, scanIntervalMs)
+  timer.unref()
+  wake()
+
+  return {
+    wake,
+    async deliveriesFor(decisionId) {
+      const rows = await deps.db.execute({
+        sql: 'SELECT * FROM callback_deliveries WHERE decision_id = ? ORDER BY delivery_id ASC',
+        args: [decisionId],
+      })
+      const deliveries: CallbackDelivery[] = []
+      for (const row of rows.rows) {
+        const deliveryId = n(row, 'delivery_id') ?? 0
+        const attempts = await deps.db.execute({
+          sql: 'SELECT * FROM callback_attempts WHERE delivery_id = ? ORDER BY attempt ASC',
+          args: [deliveryId],
+        })
+        const state = s(row, 'state') as CallbackDelivery['state']
+        deliveries.push({
+          deliveryId,
+          event: s(row, 'event') ?? '',
+          url: s(row, 'url') ?? '',
+          state,
+          attempts: n(row, 'attempts') ?? 0,
+          nextAttemptAt: state === 'pending' ? new Date(n(row, 'next_attempt_ms') ?? 0).toISOString() : null,
+          lastAttemptAt: s(row, 'last_attempt_at'),
+          lastStatusCode: n(row, 'last_status_code'),
+          lastError: s(row, 'last_error'),
+          deliveredAt: s(row, 'delivered_at'),
+          history: attempts.rows.map((a) => ({
+            attempt: n(a, 'attempt') ?? 0,
+            at: s(a, 'at') ?? '',
+            statusCode: n(a, 'status_code'),
+            error: s(a, 'error'),
+            ok: n(a, 'ok') === 1,
+          })),
+        })
+      }
+      return deliveries
+    },
+    async close() {
+      closed = true
+      clearInterval(timer)
+      closing.abort()
+      await scanning
+      await Promise.allSettled([...inFlight.values()])
+    },
+  }
+}

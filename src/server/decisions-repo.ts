@@ -1,0 +1,301 @@
+/**
+ * SQLite persistence for decisions. Every transition out of `pending` is one
+ * write transaction that changes the row and enqueues its callback, so a crash
+ * can never leave an answered decision without a queued delivery.
+ */
+import type { Client, InValue, Row } from '@libsql/client'
+import { buildCallbackBody } from './callback-body.js'
+import type {
+  AnswerSource,
+  DecisionStatus,
+  DecisionType,
+  Presentation,
+  StoredDecision,
+} from './service-types.js'
+
+/** Validated fields of a new decision, as the service writes them. */
+export interface NewDecision {
+  decisionId: string
+  type: DecisionType
+  question: string
+  options: string[] | null
+  placeholder: string | null
+  context: string | null
+  externalId: string | null
+  email: string | null
+  callbackUrl: string | null
+  agentName: string | null
+  toolName: string | null
+  toolTarget: string | null
+  actor: string | null
+  environment: string | null
+  parameters: Record<string, string | number | boolean> | null
+  presentation: Presentation | null
+  sandboxOutcome: 'approve' | 'deny' | 'no_answer' | null
+  idempotencyKey: string | null
+  createdMs: number
+  expiresMs: number
+}
+
+/** A stored decision plus the columns only the service needs. */
+export interface DecisionRecord extends StoredDecision {
+  sandboxOutcome: 'approve' | 'deny' | 'no_answer' | null
+  expiresMs: number
+  seq: number
+}
+
+/** Outcome of a transition attempt. `expired` means the deadline had passed (and the row was expired now). */
+export type TransitionOutcome =
+  | { status: 'changed'; decision: DecisionRecord }
+  | { status: 'not_found' }
+  | { status: 'not_pending'; decision: DecisionRecord }
+  | { status: 'expired'; decision: DecisionRecord }
+
+/** Filters of `GET /decisions`; `beforeSeq` is the decoded cursor. */
+export interface DecisionListFilter {
+  limit: number
+  beforeSeq: number | null
+  externalId: string | null
+  status: DecisionStatus | null
+  fromMs: number | null
+  toMs: number | null
+}
+
+/** Decision storage used by the service. */
+export interface DecisionsRepo {
+  /** Inserts, or returns the decision already holding `idempotencyKey` with `idempotent: true`. */
+  insert(decision: NewDecision): Promise<{ decision: DecisionRecord; idempotent: boolean }>
+  get(decisionId: string): Promise<DecisionRecord | null>
+  list(filter: DecisionListFilter): Promise<DecisionRecord[]>
+  listPendingFor(externalId: string, nowMs: number): Promise<DecisionRecord[]>
+  /**
+   * Moves a pending decision to `to`. An answer or cancel that arrives after
+   * the deadline expires the decision instead and reports `expired`.
+   */
+  transition(
+    decisionId: string,
+    to: 'answered' | 'cancelled' | 'expired',
+    change: { nowMs: number; value?: string; source?: AnswerSource },
+  ): Promise<TransitionOutcome>
+  /** IDs of pending decisions whose deadline is at or before `nowMs`, oldest first. */
+  overdue(nowMs: number, limit: number): Promise<string[]>
+}
+
+function text(row: Row, column: string): string | null {
+  const value = row[column]
+  return typeof value === 'string' ? value : null
+}
+
+function num(row: Row, column: string): number {
+  const value = row[column]
+  return typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : 0
+}
+
+function json<T>(row: Row, column: string): T | null {
+  const raw = text(row, column)
+  return raw === null ? null : (JSON.parse(raw) as T)
+}
+
+function toRecord(row: Row): DecisionRecord {
+  return {
+    seq: num(row, 'seq'),
+    decisionId: text(row, 'decision_id') ?? '',
+    status: text(row, 'status') as DecisionStatus,
+    type: text(row, 'type') as DecisionType,
+    question: text(row, 'question') ?? '',
+    options: json<string[]>(row, 'options'),
+    placeholder: text(row, 'placeholder'),
+    context: text(row, 'context'),
+    externalId: text(row, 'external_id'),
+    agentName: text(row, 'agent_name'),
+    toolName: text(row, 'tool_name'),
+    toolTarget: text(row, 'tool_target'),
+    actor: text(row, 'actor'),
+    environment: text(row, 'environment'),
+    presentation: json<Presentation>(row, 'presentation'),
+    parameters: json<Record<string, string | number | boolean>>(row, 'parameters'),
+    callbackUrl: text(row, 'callback_url'),
+    createdAt: text(row, 'created_at') ?? '',
+    answeredAt: text(row, 'answered_at'),
+    expiresAt: text(row, 'expires_at'),
+    expiresMs: num(row, 'expires_ms'),
+    value: text(row, 'value'),
+    answerSource: text(row, 'answer_source') as AnswerSource | null,
+    sandboxOutcome: text(row, 'sandbox_outcome') as DecisionRecord['sandboxOutcome'],
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString()
+}
+
+/**
+ * Creates the decision repository over an open service database.
+ *
+ * @example
+ * const repo = createDecisionsRepo(await openServiceDatabase(path))
+ * const found = await repo.get('dec_123')
+ */
+export function createDecisionsRepo(db: Client): DecisionsRepo {
+  const get = async (decisionId: string): Promise<DecisionRecord | null> => {
+    const result = await db.execute({
+      sql: 'SELECT * FROM decisions WHERE decision_id = ?',
+      args: [decisionId],
+    })
+    const row = result.rows[0]
+    return row === undefined ? null : toRecord(row)
+  }
+
+  return {
+    async insert(d) {
+      const columns: Record<string, InValue> = {
+        decision_id: d.decisionId,
+        status: 'pending',
+        type: d.type,
+        question: d.question,
+        options: d.options === null ? null : JSON.stringify(d.options),
+        placeholder: d.placeholder,
+        context: d.context,
+        external_id: d.externalId,
+        email: d.email,
+        callback_url: d.callbackUrl,
+        agent_name: d.agentName,
+        tool_name: d.toolName,
+        tool_target: d.toolTarget,
+        actor: d.actor,
+        environment: d.environment,
+        parameters: d.parameters === null ? null : JSON.stringify(d.parameters),
+        presentation: d.presentation === null ? null : JSON.stringify(d.presentation),
+        sandbox_outcome: d.sandboxOutcome,
+        idempotency_key: d.idempotencyKey,
+        created_at: iso(d.createdMs),
+        created_ms: d.createdMs,
+        expires_at: iso(d.expiresMs),
+        expires_ms: d.expiresMs,
+      }
+      const names = Object.keys(columns)
+      // ON CONFLICT DO NOTHING makes two racing creates with one key collapse
+      // into a single row; the loser reads the winner's decision.
+      const result = await db.execute({
+        sql: `INSERT INTO decisions (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})
+              ON CONFLICT (idempotency_key) DO NOTHING`,
+        args: Object.values(columns),
+      })
+      if (result.rowsAffected === 0 && d.idempotencyKey !== null) {
+        const existing = await db.execute({
+          sql: 'SELECT * FROM decisions WHERE idempotency_key = ?',
+          args: [d.idempotencyKey],
+        })
+        const row = existing.rows[0]
+        if (row !== undefined) return { decision: toRecord(row), idempotent: true }
+      }
+      const created = await get(d.decisionId)
+      if (created === null) throw new Error(`Pushary dev server: decision ${d.decisionId} was not stored.`)
+      return { decision: created, idempotent: false }
+    },
+
+    get,
+
+    async list(filter) {
+      const where: string[] = []
+      const args: InValue[] = []
+      if (filter.beforeSeq !== null) {
+        where.push('seq < ?')
+        args.push(filter.beforeSeq)
+      }
+      if (filter.externalId !== null) {
+        where.push('external_id = ?')
+        args.push(filter.externalId)
+      }
+      if (filter.status !== null) {
+        where.push('status = ?')
+        args.push(filter.status)
+      }
+      if (filter.fromMs !== null) {
+        where.push('created_ms >= ?')
+        args.push(filter.fromMs)
+      }
+      if (filter.toMs !== null) {
+        where.push('created_ms <= ?')
+        args.push(filter.toMs)
+      }
+      const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
+      const result = await db.execute({
+        sql: `SELECT * FROM decisions ${clause} ORDER BY seq DESC LIMIT ?`,
+        args: [...args, filter.limit],
+      })
+      return result.rows.map(toRecord)
+    },
+
+    async listPendingFor(externalId, nowMs) {
+      const result = await db.execute({
+        sql: `SELECT * FROM decisions WHERE external_id = ? AND status = 'pending' AND expires_ms > ?
+              ORDER BY seq DESC`,
+        args: [externalId, nowMs],
+      })
+      return result.rows.map(toRecord)
+    },
+
+    async transition(decisionId, to, change) {
+      const tx = await db.transaction('write')
+      try {
+        const found = await tx.execute({
+          sql: 'SELECT * FROM decisions WHERE decision_id = ?',
+          args: [decisionId],
+        })
+        const row = found.rows[0]
+        if (row === undefined) return { status: 'not_found' }
+        const current = toRecord(row)
+        if (current.status !== 'pending') return { status: 'not_pending', decision: current }
+        const overdue = current.expiresMs <= change.nowMs
+        const target = overdue ? 'expired' : to
+        const answered = target === 'answered'
+        const answeredAt = answered ? iso(change.nowMs) : null
+        const value = answered ? (change.value ?? null) : null
+        await tx.execute({
+          sql: `UPDATE decisions SET status = ?, answered_at = ?, value = ?, answer_source = ?
+                WHERE decision_id = ? AND status = 'pending'`,
+          args: [target, answeredAt, value, answered ? (change.source ?? 'api') : null, decisionId],
+        })
+        const next: DecisionRecord = {
+          ...current,
+          status: target,
+          answeredAt,
+          value,
+          answerSource: answered ? (change.source ?? 'api') : null,
+        }
+        if (next.callbackUrl !== null) {
+          const body = buildCallbackBody(next, target)
+          await tx.execute({
+            sql: `INSERT OR IGNORE INTO callback_deliveries
+                  (decision_id, event, url, body, state, attempts, next_attempt_ms, created_at)
+                  VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`,
+            args: [
+              decisionId,
+              body.event,
+              next.callbackUrl,
+              JSON.stringify(body),
+              change.nowMs,
+              iso(change.nowMs),
+            ],
+          })
+        }
+        await tx.commit()
+        return overdue && to !== 'expired'
+          ? { status: 'expired', decision: next }
+          : { status: 'changed', decision: next }
+      } finally {
+        tx.close()
+      }
+    },
+
+    async overdue(nowMs, limit) {
+      const result = await db.execute({
+        sql: `SELECT decision_id FROM decisions WHERE status = 'pending' AND expires_ms <= ?
+              ORDER BY expires_ms ASC LIMIT ?`,
+        args: [nowMs, limit],
+      })
+      return result.rows.map((row) => text(row, 'decision_id') ?? '').filter((id) => id !== '')
+    },
+  }
+}
