@@ -1,0 +1,129 @@
+/**
+ * `POST /review/:id/answer`: the reviewer's tap. Accepts a form post (no
+ * JavaScript) or a fetch asking for JSON, checks CSRF and ownership, and
+ * answers through the service's own `answerDecision`, so validation, the
+ * callback and the event are exactly those of the API relay.
+ */
+import type { Context } from 'hono'
+import type { AnswerOutcome, ReviewerDeps, StoredDecision } from '../service-types.js'
+import { checkCsrf, type ReviewerEnv } from './device-auth.js'
+import { describeOutcome } from './render.js'
+
+/** What an answer post resolved to, before it is turned into HTML or JSON. */
+export type AnswerPostResult =
+  | { status: 'answered'; decision: StoredDecision }
+  | {
+      status:
+        | 'forbidden'
+        | 'not_found'
+        | 'bad_request'
+        | 'already_answered'
+        | 'expired'
+        | 'cancelled'
+        | 'invalid_answer'
+      message: string
+    }
+
+/** HTTP status for each result. */
+export function httpStatusOf(result: AnswerPostResult): 200 | 400 | 403 | 404 | 409 {
+  switch (result.status) {
+    case 'answered':
+      return 200
+    case 'bad_request':
+    case 'invalid_answer':
+      return 400
+    case 'forbidden':
+      return 403
+    case 'not_found':
+      return 404
+    case 'already_answered':
+    case 'expired':
+    case 'cancelled':
+      return 409
+    default: {
+      const unknown: never = result
+      throw new Error(`answer post: unknown result ${JSON.stringify(unknown)}`)
+    }
+  }
+}
+
+/** True when the caller wants JSON (the page script) rather than an HTML page. */
+export function wantsJson(c: Context): boolean {
+  const accept = c.req.header('accept') ?? ''
+  const type = c.req.header('content-type') ?? ''
+  return accept.includes('application/json') || type.includes('application/json')
+}
+
+async function readAnswerBody(c: Context<ReviewerEnv>): Promise<{ answer: unknown; csrf: string | null }> {
+  const type = c.req.header('content-type') ?? ''
+  if (type.includes('application/json')) {
+    const body: unknown = await c.req.json().catch(() => null)
+    if (typeof body !== 'object' || body === null) return { answer: undefined, csrf: null }
+    const record = body as Record<string, unknown>
+    return { answer: record.answer, csrf: typeof record.csrf === 'string' ? record.csrf : null }
+  }
+  if (type.includes('application/x-www-form-urlencoded') || type.includes('multipart/form-data')) {
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>)
+    return { answer: form.answer, csrf: typeof form.csrf === 'string' ? form.csrf : null }
+  }
+  return { answer: undefined, csrf: null }
+}
+
+function fromOutcome(outcome: AnswerOutcome): AnswerPostResult {
+  switch (outcome.status) {
+    case 'answered':
+      return { status: 'answered', decision: outcome.decision }
+    case 'not_found':
+    case 'already_answered':
+    case 'expired':
+    case 'cancelled':
+    case 'invalid_answer':
+      return { status: outcome.status, message: outcome.message }
+    default: {
+      const unknown: never = outcome
+      throw new Error(`answerDecision: unknown outcome ${JSON.stringify(unknown)}`)
+    }
+  }
+}
+
+/**
+ * Runs the answer post: CSRF, body, ownership (another customer's decision is
+ * 403 before anything is written), then `answerDecision`.
+ *
+ * @example
+ * const result = await handleAnswerPost(c, deps)
+ * if (result.status === 'answered') console.log(result.decision.value)
+ */
+export async function handleAnswerPost(
+  c: Context<ReviewerEnv>,
+  deps: Pick<ReviewerDeps, 'getDecision' | 'answerDecision' | 'publicUrl'>,
+): Promise<AnswerPostResult> {
+  const decisionId = c.req.param('id') ?? ''
+  const body = await readAnswerBody(c)
+  const csrf = checkCsrf(c, deps.publicUrl, body.csrf)
+  if (csrf.status === 'rejected') {
+    return { status: 'forbidden', message: `Refused a cross-site answer (${csrf.reason}).` }
+  }
+  if (typeof body.answer !== 'string' || body.answer.trim() === '') {
+    return { status: 'bad_request', message: 'The field "answer" must be a non-empty string.' }
+  }
+  const decision = await deps.getDecision(decisionId)
+  if (decision === null) return { status: 'not_found', message: 'There is no such decision.' }
+  if (decision.externalId !== c.get('externalId')) {
+    return { status: 'forbidden', message: 'This decision belongs to another customer.' }
+  }
+  return fromOutcome(await deps.answerDecision(decisionId, body.answer, 'reviewer'))
+}
+
+/** The JSON body the page script reads (`message` is shown to the reviewer). */
+export function answerJson(result: AnswerPostResult): Record<string, unknown> {
+  if (result.status === 'answered') {
+    return {
+      status: 'answered',
+      decisionId: result.decision.decisionId,
+      value: result.decision.value,
+      message: describeOutcome(result.decision),
+    }
+  }
+  return { status: result.status, message: result.message }
+}

@@ -1,0 +1,99 @@
+/**
+ * Device authentication for the reviewer page: the HttpOnly cookie set by the
+ * enrolment link names a device, the device names exactly one customer.
+ * Also the CSRF rules for answer posts.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { Context, MiddlewareHandler } from 'hono'
+import { getCookie } from 'hono/cookie'
+import type { ReviewerDeps } from '../service-types.js'
+
+/** Name of the cookie holding the random device token. */
+export const DEVICE_COOKIE = 'pushary_device'
+
+/** Hono environment of the reviewer sub-app. */
+export interface ReviewerEnv {
+  Variables: {
+    /** The customer this device answers for. */
+    externalId: string
+    /** Per-device CSRF token rendered into every answer form. */
+    csrf: string
+    /** CSP nonce for this response's inline style and script. */
+    nonce: string
+  }
+}
+
+// Tokens are base64url from the service; anything longer or odder is not worth a lookup.
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{16,200}$/
+
+/**
+ * Derives the form CSRF token from the device token. The device token is
+ * secret (HttpOnly cookie), so a cross-site page can neither read nor compute
+ * it, and nothing extra has to be stored.
+ */
+export function csrfTokenFor(deviceToken: string): string {
+  return createHmac('sha256', deviceToken).update('pushary-reviewer-csrf/v1').digest('base64url')
+}
+
+function sameToken(expected: string, actual: string): boolean {
+  const a = Buffer.from(expected)
+  const b = Buffer.from(actual)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** A fresh CSP nonce. */
+export function createNonce(): string {
+  return randomBytes(16).toString('base64')
+}
+
+/**
+ * Middleware: resolves the device cookie to a customer, or calls `onMissing`
+ * (a 401 page or JSON) when there is no cookie or the device is unknown.
+ */
+export function requireDevice(
+  deps: Pick<ReviewerDeps, 'deviceFromToken'>,
+  onMissing: (c: Context<ReviewerEnv>) => Response | Promise<Response>,
+): MiddlewareHandler<ReviewerEnv> {
+  return async (c, next) => {
+    const token = getCookie(c, DEVICE_COOKIE)
+    if (token === undefined || !TOKEN_SHAPE.test(token)) return onMissing(c)
+    const device = await deps.deviceFromToken(token)
+    if (device === null) return onMissing(c)
+    c.set('externalId', device.externalId)
+    c.set('csrf', csrfTokenFor(token))
+    await next()
+  }
+}
+
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin
+  } catch {
+    return null
+  }
+}
+
+/** Outcome of the CSRF check on an answer post. */
+export type CsrfVerdict = { status: 'ok' } | { status: 'rejected'; reason: string }
+
+/**
+ * A post is accepted when it carries this device's form token, or when the
+ * browser vouches that it is same-origin (`Sec-Fetch-Site: same-origin` or
+ * an `Origin` equal to the page's). A browser that says the request is cross
+ * site is refused even with a token, since the token could only have leaked.
+ */
+export function checkCsrf(c: Context<ReviewerEnv>, publicUrl: string, formToken: string | null): CsrfVerdict {
+  const ownOrigins = new Set([originOf(c.req.url), originOf(publicUrl)].filter((o) => o !== null))
+  const fetchSite = c.req.header('sec-fetch-site')
+  const origin = c.req.header('origin')
+  if (fetchSite === 'cross-site' || fetchSite === 'same-site') {
+    return { status: 'rejected', reason: `Sec-Fetch-Site is ${fetchSite}` }
+  }
+  if (origin !== undefined && origin !== 'null' && !ownOrigins.has(origin)) {
+    return { status: 'rejected', reason: `Origin ${origin} is not this service` }
+  }
+  if (formToken !== null && sameToken(c.get('csrf'), formToken)) return { status: 'ok' }
+  if (fetchSite === 'same-origin') return { status: 'ok' }
+  if (origin !== undefined && ownOrigins.has(origin)) return { status: 'ok' }
+  return { status: 'rejected', reason: 'missing CSRF token and no same-origin evidence' }
+}

@@ -1,0 +1,63 @@
+/**
+ * Server-sent events for one enrolled device. Events carry only the decision
+ * id and status; the page re-fetches the list fragment, so what the device may
+ * see is decided in one place (the list route), never by event payloads.
+ */
+import type { Context } from 'hono'
+import { streamSSE } from 'hono/streaming'
+import type { ReviewerDeps } from '../service-types.js'
+import type { ReviewerEnv } from './device-auth.js'
+
+/** Tuning for the event stream. */
+export interface ReviewerEventOptions {
+  /** Interval of `: keep-alive` comments that stop proxies timing the stream out. Default 15 000 ms. */
+  readonly keepAliveMs?: number
+  /** Reconnect delay the browser is told to use. Default 2 000 ms. */
+  readonly retryMs?: number
+}
+
+/**
+ * Streams `decision` events for the device's customer until the client
+ * disconnects, then unsubscribes.
+ *
+ * @example
+ * app.get('/review/events', (c) => streamReviewerEvents(c, deps, { keepAliveMs: 15_000 }))
+ */
+export function streamReviewerEvents(
+  c: Context<ReviewerEnv>,
+  deps: Pick<ReviewerDeps, 'subscribe'>,
+  options: ReviewerEventOptions = {},
+): Response {
+  const externalId = c.get('externalId')
+  const keepAliveMs = options.keepAliveMs ?? 15_000
+  const retryMs = options.retryMs ?? 2_000
+  c.header('Cache-Control', 'no-store')
+  // Disables response buffering in nginx-style proxies in front of the service.
+  c.header('X-Accel-Buffering', 'no')
+  return streamSSE(c, async (stream) => {
+    // Writes are chained so a burst of events never interleaves frames.
+    let chain: Promise<unknown> = Promise.resolve()
+    const enqueue = (write: () => Promise<unknown>): void => {
+      chain = chain.then(write).catch(() => undefined)
+    }
+    const unsubscribe = deps.subscribe((event) => {
+      if (event.externalId !== externalId) return
+      enqueue(() =>
+        stream.writeSSE({
+          event: 'decision',
+          data: JSON.stringify({ decisionId: event.decisionId, status: event.status }),
+        }),
+      )
+    })
+    const keepAlive = setInterval(() => enqueue(() => stream.write(': keep-alive\n\n')), keepAliveMs)
+    const closed = new Promise<void>((resolve) => stream.onAbort(resolve))
+    try {
+      // Subscribed before `ready`, so the client's refresh on `ready` cannot miss a change.
+      enqueue(() => stream.writeSSE({ event: 'ready', data: '{}', retry: retryMs }))
+      await closed
+    } finally {
+      clearInterval(keepAlive)
+      unsubscribe()
+    }
+  })
+}

@@ -1,0 +1,150 @@
+/**
+ * The reviewer page: a Hono sub-app the decision service mounts at `/`.
+ * An enrolled device (HttpOnly cookie) sees and answers only its own
+ * customer's pending decisions; the list stays current over server-sent events.
+ */
+import type { Context } from 'hono'
+import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { setCookie } from 'hono/cookie'
+import type { ReviewerDeps } from '../service-types.js'
+import { answerJson, handleAnswerPost, httpStatusOf, wantsJson } from './answer.js'
+import { createNonce, DEVICE_COOKIE, type ReviewerEnv, requireDevice } from './device-auth.js'
+import { type ReviewerEventOptions, streamReviewerEvents } from './events.js'
+import type { SafeHtml } from './html.js'
+import { renderDecisionList, renderDecisionPage, renderMessagePage, renderReviewPage } from './render.js'
+
+/** Options beyond the service dependencies; tests shorten the keep-alive. */
+export interface ReviewerAppOptions {
+  readonly events?: ReviewerEventOptions
+  /** Lifetime of the device cookie. Default 180 days. */
+  readonly deviceCookieMaxAgeSeconds?: number
+}
+
+type StatusCode = 200 | 400 | 401 | 403 | 404 | 409 | 410
+
+const ENROLL_TOKEN_SHAPE = /^[A-Za-z0-9_-]{1,200}$/
+
+function page(c: Context<ReviewerEnv>, markup: SafeHtml, status: StatusCode = 200): Response {
+  const nonce = c.get('nonce')
+  c.header(
+    'Content-Security-Policy',
+    [
+      "default-src 'none'",
+      `script-src 'nonce-${nonce}'`,
+      `style-src 'nonce-${nonce}'`,
+      "connect-src 'self'",
+      "img-src 'self' data:",
+      "form-action 'self'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+  )
+  return c.html(markup.value, status)
+}
+
+function message(
+  c: Context<ReviewerEnv>,
+  status: StatusCode,
+  title: string,
+  text: string,
+  backLink = false,
+): Response {
+  return page(c, renderMessagePage({ title, message: text, nonce: c.get('nonce'), backLink }), status)
+}
+
+function notEnrolled(c: Context<ReviewerEnv>): Response {
+  const text =
+    'This device is not enrolled. Open the enrollment link you were sent on this device, then come back here.'
+  if (wantsJson(c)) return c.json({ status: 'not_enrolled', message: text }, 401)
+  return message(c, 401, 'Device not enrolled', text)
+}
+
+/**
+ * Builds the reviewer sub-app. Mount it on the service app at the root:
+ * `app.route('/', createReviewerApp(deps))`.
+ *
+ * @example
+ * const app = new Hono()
+ * app.route('/', createReviewerApp(reviewerDeps))
+ */
+export function createReviewerApp(deps: ReviewerDeps, options: ReviewerAppOptions = {}): Hono<ReviewerEnv> {
+  const app = new Hono<ReviewerEnv>()
+  const secureCookie = deps.publicUrl.startsWith('https:')
+  const cookieMaxAge = options.deviceCookieMaxAgeSeconds ?? 180 * 24 * 60 * 60
+  const device = requireDevice(deps, notEnrolled)
+
+  // Scoped to the page's own paths: a `*` middleware here would also run for
+  // the API routes of the app this is mounted on.
+  for (const path of ['/e/*', '/review', '/review/*']) {
+    app.use(path, async (c, next) => {
+      c.set('nonce', createNonce())
+      await next()
+      c.header('Cache-Control', 'no-store')
+      c.header('X-Content-Type-Options', 'nosniff')
+      c.header('Referrer-Policy', 'no-referrer')
+      c.header('X-Frame-Options', 'DENY')
+    })
+  }
+
+  app.get('/e/:token', async (c) => {
+    const token = c.req.param('token')
+    const enrollment = ENROLL_TOKEN_SHAPE.test(token) ? await deps.consumeEnrollment(token) : null
+    if (enrollment === null) {
+      return message(
+        c,
+        410,
+        'Enrollment link expired',
+        'This enrollment link has expired or was already used. Ask the application for a new link.',
+      )
+    }
+    const { deviceToken } = await deps.registerDevice(enrollment.externalId)
+    setCookie(c, DEVICE_COOKIE, deviceToken, {
+      httpOnly: true,
+      sameSite: 'Lax',
+      path: '/',
+      secure: secureCookie,
+      maxAge: cookieMaxAge,
+    })
+    return c.redirect('/review', 303)
+  })
+
+  app.get('/review', device, async (c) => {
+    const externalId = c.get('externalId')
+    const decisions = await deps.listPendingFor(externalId)
+    return page(c, renderReviewPage({ externalId, decisions, csrf: c.get('csrf'), nonce: c.get('nonce') }))
+  })
+
+  app.get('/review/list', device, async (c) => {
+    const decisions = await deps.listPendingFor(c.get('externalId'))
+    return c.html(renderDecisionList(decisions, c.get('csrf')).value)
+  })
+
+  app.get('/review/events', device, (c) => streamReviewerEvents(c, deps, options.events))
+
+  app.get('/review/:id', device, async (c) => {
+    const decision = await deps.getDecision(c.req.param('id'))
+    if (decision === null) {
+      return message(c, 404, 'Decision not found', 'There is no such decision.', true)
+    }
+    if (decision.externalId !== c.get('externalId')) {
+      return message(c, 403, 'Not your decision', 'This decision belongs to another customer.', true)
+    }
+    return page(c, renderDecisionPage({ decision, csrf: c.get('csrf'), nonce: c.get('nonce') }))
+  })
+
+  app.post('/review/:id/answer', device, bodyLimit({ maxSize: 64 * 1024 }), async (c) => {
+    const result = await handleAnswerPost(c, deps)
+    const status = httpStatusOf(result)
+    if (wantsJson(c)) return c.json(answerJson(result), status)
+    if (result.status === 'answered') {
+      // Post/redirect/get: the decision page then shows the recorded outcome.
+      return c.redirect(`/review/${encodeURIComponent(result.decision.decisionId)}`, 303)
+    }
+    return message(c, status, 'Answer not recorded', result.message, true)
+  })
+
+  return app
+}
+
+export type { ReviewerEnv } from './device-auth.js'

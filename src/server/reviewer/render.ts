@@ -1,0 +1,239 @@
+/**
+ * Server-rendered pages and fragments of the reviewer page. Pure functions of
+ * their inputs: routes decide who may see what, this module only draws it.
+ */
+import type { StoredDecision } from '../service-types.js'
+import { REVIEWER_CSS, REVIEWER_SCRIPT } from './assets.js'
+import { formatDateTime, formatParameter } from './format.js'
+import { html, type SafeHtml, unsafeRaw } from './html.js'
+
+type Presentation = NonNullable<StoredDecision['presentation']>
+
+/** Options for a full page. `nonce` must match the response's CSP header. */
+export interface PageOptions {
+  readonly title: string
+  readonly nonce: string
+  readonly script?: boolean
+}
+
+/**
+ * Wraps a body in the document shell (viewport meta, inline CSS, optional script).
+ *
+ * @example
+ * renderPage(html`<p>Hello</p>`, { title: 'Approvals', nonce: 'abc' }).value
+ */
+export function renderPage(body: SafeHtml, options: PageOptions): SafeHtml {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="color-scheme" content="light dark">
+<title>${options.title}</title>
+<style nonce="${options.nonce}">${unsafeRaw(REVIEWER_CSS)}</style>
+</head>
+<body>
+${body}
+${options.script ? html`<script nonce="${options.nonce}">${unsafeRaw(REVIEWER_SCRIPT)}</script>` : ''}
+</body>
+</html>`
+}
+
+function header(right: SafeHtml | string = ''): SafeHtml {
+  return html`<header><h1>Pushary approvals</h1>${right}</header>`
+}
+
+const RISK_TEXT = { low: 'Low risk', medium: 'Medium risk', high: 'High risk' } as const
+
+function renderRisk(risk: Presentation['risk']): SafeHtml | '' {
+  if (risk === undefined || risk === null) return ''
+  return html`<span class="risk risk-${risk}">${RISK_TEXT[risk] ?? `${risk} risk`}</span>`
+}
+
+function renderChanges(presentation: Presentation, decision: StoredDecision): SafeHtml | '' {
+  const changes = presentation.changes ?? []
+  if (changes.length === 0) return ''
+  const rows = changes.map((change) => {
+    const value = decision.parameters?.[change.parameter]
+    const shown = value === undefined ? '—' : formatParameter(value, change.format)
+    return html`<tr><th scope="row">${change.label}</th><td>${shown}</td></tr>`
+  })
+  return html`<table><caption class="visually-hidden">Changes</caption><tbody>${rows}</tbody></table>`
+}
+
+function renderPresentation(decision: StoredDecision): SafeHtml | '' {
+  const presentation = decision.presentation
+  if (presentation === null) return ''
+  return html`<section class="action" aria-label="Action">
+<p class="label">${presentation.label}</p>
+<p class="effect">${presentation.effect}</p>
+${renderChanges(presentation, decision)}
+</section>`
+}
+
+/** Human text for a stored answer, e.g. after the reviewer tapped Deny. */
+export function describeOutcome(decision: StoredDecision): string {
+  switch (decision.status) {
+    case 'pending':
+      return 'Waiting for an answer.'
+    case 'expired':
+      return 'Expired without an answer.'
+    case 'cancelled':
+      return 'Cancelled by the application.'
+    case 'answered':
+      if (decision.type === 'confirm') return decision.value === 'yes' ? 'Approved.' : 'Denied.'
+      if (decision.type === 'select') return `Chose “${decision.value ?? ''}”.`
+      return `Answered: “${decision.value ?? ''}”.`
+    default: {
+      const unknown: never = decision.status
+      return String(unknown)
+    }
+  }
+}
+
+function answerAction(decision: StoredDecision): string {
+  return `/review/${encodeURIComponent(decision.decisionId)}/answer`
+}
+
+function renderControls(decision: StoredDecision, inputId: string): SafeHtml {
+  switch (decision.type) {
+    case 'confirm':
+      return html`<div class="buttons">
+<button type="submit" name="answer" value="yes" class="approve">Approve</button>
+<button type="submit" name="answer" value="no" class="deny">Deny</button>
+</div>`
+    case 'select': {
+      const options = decision.options ?? []
+      return html`<div class="buttons options">${options.map(
+        (option) => html`<button type="submit" name="answer" value="${option}">${option}</button>`,
+      )}</div>`
+    }
+    case 'input':
+      return html`<label class="visually-hidden" for="${inputId}">Your answer</label>
+<div class="input-row">
+<input id="${inputId}" type="text" name="answer" required autocomplete="off" placeholder="${decision.placeholder ?? ''}">
+<button type="submit">Send</button>
+</div>`
+    default: {
+      const unknown: never = decision.type
+      return html`<p class="muted">Unsupported decision type ${String(unknown)}.</p>`
+    }
+  }
+}
+
+/**
+ * One decision as a card: agent, risk, question, presentation, then the
+ * answer controls while it is pending or the outcome once it is not.
+ *
+ * @example
+ * renderDecisionCard(decision, { csrf: token, index: 0 })
+ */
+export function renderDecisionCard(
+  decision: StoredDecision,
+  options: { readonly csrf: string; readonly index: number },
+): SafeHtml {
+  const headingId = `q-${options.index}`
+  const expires =
+    decision.status === 'pending' && decision.expiresAt
+      ? html`<p class="muted">Expires <time datetime="${decision.expiresAt}">${formatDateTime(new Date(decision.expiresAt))}</time></p>`
+      : ''
+  const body =
+    decision.status === 'pending'
+      ? html`<form method="post" action="${answerAction(decision)}" data-answer>
+<input type="hidden" name="csrf" value="${options.csrf}">
+${renderControls(decision, `a-${options.index}`)}
+</form>`
+      : html`<p class="outcome" role="status">${describeOutcome(decision)}</p>`
+  return html`<article class="decision" data-decision-id="${decision.decisionId}" aria-labelledby="${headingId}">
+<p class="meta">${decision.agentName ? html`<span class="agent">${decision.agentName}</span>` : html`<span class="agent">Agent</span>`}${renderRisk(decision.presentation?.risk)}${decision.toolName ? html`<span>${decision.toolName}</span>` : ''}</p>
+<h2 id="${headingId}">${decision.question}</h2>
+${renderPresentation(decision)}
+${expires}
+${body}
+</article>`
+}
+
+/**
+ * The list fragment `/review/list` returns and the page script reconciles.
+ *
+ * @example
+ * renderDecisionList(decisions, csrf).value
+ */
+export function renderDecisionList(decisions: readonly StoredDecision[], csrf: string): SafeHtml {
+  return html`${decisions.map((decision) =>
+    renderDecisionCard(decision, { csrf, index: indexFor(decision.decisionId) }),
+  )}`
+}
+
+/**
+ * Cards are reconciled by decision id across refreshes, so element ids
+ * derived from a list position would collide; a stable numeric digest of the
+ * decision id does not, and stays a valid HTML id whatever the id contains.
+ */
+function indexFor(decisionId: string): number {
+  let hash = 2166136261
+  for (let index = 0; index < decisionId.length; index += 1) {
+    hash = Math.imul(hash ^ decisionId.charCodeAt(index), 16777619) >>> 0
+  }
+  return hash
+}
+
+/**
+ * The whole list page for one enrolled device.
+ *
+ * @example
+ * renderReviewPage({ externalId: 'cust_1', decisions, csrf, nonce }).value
+ */
+export function renderReviewPage(input: {
+  readonly externalId: string
+  readonly decisions: readonly StoredDecision[]
+  readonly csrf: string
+  readonly nonce: string
+}): SafeHtml {
+  const body = html`${header(html`<span class="live" id="live" aria-live="polite">Connecting…</span>`)}
+<main>
+<p class="muted">This device answers for customer <strong>${input.externalId}</strong>.</p>
+<p id="flash" role="status" aria-live="polite"></p>
+<div id="decisions" aria-label="Pending decisions">${renderDecisionList(input.decisions, input.csrf)}</div>
+<p id="empty" class="notice"${input.decisions.length > 0 ? unsafeRaw(' hidden') : ''}>No pending decisions. New ones appear here automatically.</p>
+</main>`
+  return renderPage(body, { title: 'Pending approvals', nonce: input.nonce, script: true })
+}
+
+/**
+ * One decision on its own page (the link a notification would open).
+ *
+ * @example
+ * renderDecisionPage({ decision, csrf, nonce }).value
+ */
+export function renderDecisionPage(input: {
+  readonly decision: StoredDecision
+  readonly csrf: string
+  readonly nonce: string
+}): SafeHtml {
+  const body = html`${header(html`<a href="/review">All pending</a>`)}
+<main>${renderDecisionCard(input.decision, { csrf: input.csrf, index: indexFor(input.decision.decisionId) })}</main>`
+  return renderPage(body, { title: input.decision.question, nonce: input.nonce })
+}
+
+/**
+ * A short explanatory page for errors (401 not enrolled, 403, 404, 409, 410).
+ *
+ * @example
+ * renderMessagePage({ title: 'Link expired', message: 'Ask for a new link.', nonce }).value
+ */
+export function renderMessagePage(input: {
+  readonly title: string
+  readonly message: string
+  readonly nonce: string
+  readonly backLink?: boolean
+}): SafeHtml {
+  const body = html`${header()}
+<main><section class="notice" aria-labelledby="message-title">
+<h2 id="message-title">${input.title}</h2>
+<p>${input.message}</p>
+${input.backLink ? html`<p><a href="/review">Back to pending decisions</a></p>` : ''}
+</section></main>`
+  return renderPage(body, { title: input.title, nonce: input.nonce })
+}
