@@ -1,0 +1,112 @@
+import type { z } from 'zod/v4'
+import { type PusharyValidationCode, PusharyValidationError } from './errors.js'
+import { idSchema } from './identity.js'
+
+/**
+ * API root of the hosted service; the client's default `baseUrl`.
+ *
+ * @example
+ * createPusharyClient({ baseUrl: PUSHARY_DEFAULT_BASE_URL })
+ */
+export const PUSHARY_DEFAULT_BASE_URL = 'https://pushary.com/api/v1/server'
+const DEFAULT_REQUEST_TIMEOUT_MS = 65_000
+const API_PATH = '/api/v1/server'
+
+/** Throws a validation error; shared by the client's argument checks. */
+export function invalid(
+  operation: string,
+  code: PusharyValidationCode,
+  field: string,
+  message: string,
+): never {
+  throw new PusharyValidationError({ code, operation, field, message })
+}
+
+/** Parses with a schema, mapping the first failing field to a closed error code. */
+export function parseWith<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  operation: string,
+  codeFor: (field: string) => PusharyValidationCode,
+  fieldPrefix?: string,
+): z.output<Schema> {
+  const parsed = schema.safeParse(value)
+  if (parsed.success) return parsed.data
+  const first = parsed.error.issues[0]?.path[0]
+  const context = { operation, code: codeFor(typeof first === 'string' ? first : '') }
+  throw PusharyValidationError.fromZod(
+    parsed.error,
+    fieldPrefix === undefined ? context : { ...context, fieldPrefix },
+  )
+}
+
+/** Error code for a bad field of a decision input. */
+export function decisionInputCode(field: string): PusharyValidationCode {
+  switch (field) {
+    case 'externalId':
+      return 'invalid_external_id'
+    case 'question':
+    case 'type':
+      return 'invalid_question'
+    case 'options':
+      return 'invalid_options'
+    case 'idempotencyKey':
+      return 'invalid_idempotency_key'
+    default:
+      return 'invalid_decision_input'
+  }
+}
+
+/** Validates a decision id (not blank), naming the field `decisionId`. */
+export function parseDecisionId(value: unknown, operation: string): string {
+  return parseWith(idSchema, value, operation, () => 'invalid_identifier', 'decisionId')
+}
+
+/** The API key from options or `PUSHARY_API_KEY`, checked for the `pk_….sk_…` shape. */
+export function resolveApiKey(value: string | undefined): string {
+  const operation = 'createPusharyClient'
+  const key = value ?? process.env.PUSHARY_API_KEY
+  if (key === undefined || key.trim() === '') {
+    invalid(operation, 'invalid_api_key', 'apiKey', 'no API key: set PUSHARY_API_KEY or pass { apiKey }')
+  }
+  // The service authenticates the full `pk_….sk_…` pair; a bare prefix would
+  // only fail later with a confusing 401.
+  if (!/^pk_[^\s.]+\.[^\s]+$/.test(key)) {
+    invalid(operation, 'invalid_api_key', 'apiKey', 'malformed API key: use the full key (pk_xxx.sk_xxx)')
+  }
+  return key
+}
+
+/** The base URL without a trailing slash; must end with `/api/v1/server`. */
+export function resolveBaseUrl(value: string | undefined): string {
+  const operation = 'createPusharyClient'
+  const raw = (value ?? PUSHARY_DEFAULT_BASE_URL).replace(/\/+$/, '')
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch (error) {
+    throw new PusharyValidationError({
+      code: 'invalid_base_url',
+      operation,
+      field: 'baseUrl',
+      message: `baseUrl is not a URL: ${raw}`,
+      cause: error,
+    })
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    invalid(operation, 'invalid_base_url', 'baseUrl', 'baseUrl must use http or https')
+  }
+  if (url.search !== '' || url.hash !== '' || !url.pathname.endsWith(API_PATH)) {
+    invalid(operation, 'invalid_base_url', 'baseUrl', `baseUrl must end with ${API_PATH}, got ${raw}`)
+  }
+  return raw
+}
+
+/** The request timeout in ms, default 65 000. */
+export function resolveTimeout(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_REQUEST_TIMEOUT_MS
+  if (!Number.isFinite(value) || value <= 0) {
+    invalid('createPusharyClient', 'invalid_options', 'requestTimeoutMs', 'must be a positive number of ms')
+  }
+  return value
+}
