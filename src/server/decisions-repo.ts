@@ -66,6 +66,7 @@ export interface DecisionsRepo {
   /** Inserts, or returns the decision already holding `idempotencyKey` with `idempotent: true`. */
   insert(decision: NewDecision): Promise<{ decision: DecisionRecord; idempotent: boolean }>
   get(decisionId: string): Promise<DecisionRecord | null>
+  getByIdempotencyKey(key: string): Promise<DecisionRecord | null>
   list(filter: DecisionListFilter): Promise<DecisionRecord[]>
   listPendingFor(externalId: string, nowMs: number): Promise<DecisionRecord[]>
   /**
@@ -145,6 +146,11 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
     const row = result.rows[0]
     return row === undefined ? null : toRecord(row)
   }
+  const getByIdempotencyKey = async (key: string): Promise<DecisionRecord | null> => {
+    const result = await db.execute({ sql: 'SELECT * FROM decisions WHERE idempotency_key = ?', args: [key] })
+    const row = result.rows[0]
+    return row === undefined ? null : toRecord(row)
+  }
 
   return {
     async insert(d) {
@@ -182,12 +188,8 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
         args: Object.values(columns),
       })
       if (result.rowsAffected === 0 && d.idempotencyKey !== null) {
-        const existing = await db.execute({
-          sql: 'SELECT * FROM decisions WHERE idempotency_key = ?',
-          args: [d.idempotencyKey],
-        })
-        const row = existing.rows[0]
-        if (row !== undefined) return { decision: toRecord(row), idempotent: true }
+        const existing = await getByIdempotencyKey(d.idempotencyKey)
+        if (existing !== null) return { decision: existing, idempotent: true }
       }
       const created = await get(d.decisionId)
       if (created === null) throw new Error(`Pushary dev server: decision ${d.decisionId} was not stored.`)
@@ -195,6 +197,7 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
     },
 
     get,
+    getByIdempotencyKey,
 
     async list(filter) {
       const where: string[] = []

@@ -1,0 +1,346 @@
+/**
+ * The `/api/v1/server` routes: the same HTTP contract as the hosted Pushary
+ * API, so the package's client works against either by changing `baseUrl`.
+ * Every input problem is a 4xx naming the field; nothing a caller sends can
+ * reach the 500 handler.
+ */
+import { type Context, Hono } from 'hono'
+import { z } from 'zod/v4'
+import {
+  type AuthorizeInput,
+  authorizeInputSchema,
+  createDecisionInputSchema,
+  type Decision,
+  type DecisionResult,
+  type EnrollResult,
+} from '../pushary/decision-schemas.js'
+import { externalIdSchema } from '../pushary/identity.js'
+import { PUSHARY_LIMITS } from '../pushary/limits.js'
+import { decisionStatusSchema } from '../pushary/question.js'
+import { requireApiKey } from './api-auth.js'
+import type { CallbackDelivery, CallbackOutbox } from './callbacks-outbox.js'
+import type { DecisionEvents } from './decision-events.js'
+import type { DecisionService } from './decision-service.js'
+import type { DecisionRecord } from './decisions-repo.js'
+import { evaluatePolicy, type PolicyFile } from './policy.js'
+
+/** What the API routes need from the server. */
+export interface ApiRouteDeps {
+  service: DecisionService
+  outbox: CallbackOutbox
+  events: DecisionEvents
+  policy: PolicyFile
+  publicUrl: string
+  now: () => number
+  apiKey: () => string
+  webhookSecret: { get(): Promise<string>; rotate(): Promise<string> }
+  onEnrollmentLink?: (link: { externalId: string; universalLink: string; expiresInSeconds: number }) => void
+}
+
+function fieldOf(path: readonly PropertyKey[]): string {
+  return path.map(String).join('.')
+}
+
+function invalid(c: Context, field: string, message: string, issues?: readonly z.core.$ZodIssue[]) {
+  return c.json(
+    {
+      error: 'invalid_request',
+      code: 'invalid_request',
+      field,
+      message: field === '' ? message : `${field}: ${message}`,
+      ...(issues
+        ? { issues: issues.map((i) => ({ code: i.code, path: i.path.map(String), message: i.message })) }
+        : {}),
+    },
+    400,
+  )
+}
+
+function invalidFromZod(c: Context, error: z.ZodError, prefix = '') {
+  const first = error.issues[0]
+  const field = [prefix, fieldOf(first?.path ?? [])].filter((p) => p !== '').join('.')
+  return invalid(c, field, first?.message ?? 'invalid value', error.issues)
+}
+
+function notFound(c: Context) {
+  return c.json({ error: 'not_found', message: 'No such decision.' }, 404)
+}
+
+function conflict(c: Context, code: string, message: string) {
+  return c.json({ error: code, code, message }, 409)
+}
+
+type JsonBody = { ok: true; value: Record<string, unknown> } | { ok: false; response: Response }
+
+async function readJsonObject(c: Context): Promise<JsonBody> {
+  const raw = await c.req.text()
+  if (raw.trim() === '') return { ok: true, value: {} }
+  let value: unknown
+  try {
+    value = JSON.parse(raw)
+  } catch {
+    return {
+      ok: false,
+      response: c.json(
+        { error: 'invalid_json', code: 'invalid_json', message: 'The body is not valid JSON.' },
+        400,
+      ),
+    }
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, response: invalid(c, '', 'the body must be a JSON object') }
+  }
+  return { ok: true, value: value as Record<string, unknown> }
+}
+
+function decisionJson(
+  d: DecisionRecord,
+  deliveries?: CallbackDelivery[],
+): Decision & Record<string, unknown> {
+  return {
+    decisionId: d.decisionId,
+    status: d.status,
+    answered: d.status === 'answered',
+    value: d.value,
+    type: d.type,
+    question: d.question,
+    options: d.options,
+    externalId: d.externalId,
+    context: d.context,
+    createdAt: d.createdAt,
+    answeredAt: d.answeredAt,
+    expiresAt: d.expiresAt,
+    toolName: d.toolName,
+    toolTarget: d.toolTarget,
+    agentName: d.agentName,
+    placeholder: d.placeholder,
+    presentation: d.presentation,
+    parameters: d.parameters,
+    autoResolved: d.answerSource === 'sandbox',
+    decisionOrigin: 'local',
+    answerSource: d.answerSource,
+    ...(deliveries ? { deliveries: deliveries as unknown as Record<string, unknown>[] } : {}),
+  }
+}
+
+const waitSchema = z.coerce
+  .number()
+  .refine((n) => Number.isFinite(n), 'wait must be a number of seconds')
+  .transform((n) => Math.min(Math.max(n, 0), PUSHARY_LIMITS.longPollMaxSeconds))
+
+const listQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z
+    .string()
+    .regex(/^c_[1-9][0-9]{0,15}$/, 'cursor must be a nextCursor returned by this service')
+    .optional(),
+  externalId: externalIdSchema.optional(),
+  status: decisionStatusSchema.optional(),
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+})
+
+const answerBodySchema = z.object({ answer: z.string().max(10_000) })
+
+/**
+ * Builds the API sub-app (mounted at `/api/v1/server`).
+ *
+ * @example
+ * app.route('/api/v1/server', createApiRoutes(deps))
+ */
+export function createApiRoutes(deps: ApiRouteDeps): Hono {
+  const api = new Hono()
+  const { service } = deps
+  const apiBase = `${deps.publicUrl}/api/v1/server`
+
+  api.use('*', requireApiKey(deps.apiKey))
+
+  api.post('/enroll', async (c) => {
+    const body = await readJsonObject(c)
+    if (!body.ok) return body.response
+    const parsed = externalIdSchema.safeParse(body.value.externalId)
+    if (!parsed.success) return invalidFromZod(c, parsed.error, 'externalId')
+    const { token, expiresInSeconds } = await service.enroll(parsed.data)
+    const result: EnrollResult = {
+      externalId: parsed.data,
+      token,
+      deepLink: `pushary://enroll?token=${encodeURIComponent(token)}`,
+      universalLink: `${deps.publicUrl}/e/${token}`,
+      expiresInSeconds,
+    }
+    deps.onEnrollmentLink?.({
+      externalId: parsed.data,
+      universalLink: result.universalLink,
+      expiresInSeconds,
+    })
+    return c.json(result, 201)
+  })
+
+  api.get('/reachability', async (c) => {
+    const externalId = c.req.query('externalId')
+    if (externalId === undefined) {
+      return c.json({
+        externalId: '',
+        deliverability: 'unreachable',
+        reachable: false,
+        reachableChannels: [],
+        deviceCount: 0,
+        webEndpoints: 0,
+        hint: 'No end-user was named; pass ?externalId=.',
+      })
+    }
+    const parsed = externalIdSchema.safeParse(externalId)
+    if (!parsed.success) return invalidFromZod(c, parsed.error, 'externalId')
+    return c.json(await service.reachability(parsed.data))
+  })
+
+  api.post('/decisions', async (c) => {
+    const body = await readJsonObject(c)
+    if (!body.ok) return body.response
+    const parsed = createDecisionInputSchema.safeParse(body.value)
+    if (!parsed.success) return invalidFromZod(c, parsed.error)
+    const outcome = await service.create(parsed.data)
+    switch (outcome.status) {
+      case 'unreachable':
+        return conflict(c, 'unreachable', outcome.message)
+      case 'created':
+      case 'idempotent': {
+        const d = outcome.decision
+        const pageUrl = `${deps.publicUrl}/review/${d.decisionId}`
+        const result: DecisionResult = {
+          decisionId: d.decisionId,
+          status: d.status,
+          answered: d.status === 'answered',
+          value: d.value,
+          type: d.type,
+          question: d.question,
+          pollUrl: `${apiBase}/decisions/${d.decisionId}`,
+          decisionPageUrl: pageUrl,
+          expiresInSeconds: Math.max(0, Math.ceil((d.expiresMs - deps.now()) / 1000)),
+          ...(parsed.data.approvalUrl === true ? { approvalUrl: pageUrl } : {}),
+          ...(outcome.status === 'idempotent' ? { idempotent: true } : {}),
+          ...(outcome.reach
+            ? {
+                reachable: outcome.reach.reachable,
+                reachableChannels: outcome.reach.reachableChannels,
+                deviceCount: outcome.reach.deviceCount,
+                hint: outcome.reach.hint ?? null,
+              }
+            : {}),
+        }
+        return c.json(result, outcome.status === 'created' ? 201 : 200)
+      }
+      default: {
+        const unreachable: never = outcome
+        return unreachable
+      }
+    }
+  })
+
+  api.get('/decisions', async (c) => {
+    const parsed = listQuerySchema.safeParse(c.req.query())
+    if (!parsed.success) return invalidFromZod(c, parsed.error)
+    const q = parsed.data
+    const rows = await service.list({
+      limit: q.limit,
+      beforeSeq: q.cursor === undefined ? null : Number(q.cursor.slice(2)),
+      externalId: q.externalId ?? null,
+      status: q.status ?? null,
+      fromMs: q.from === undefined ? null : Date.parse(q.from),
+      toMs: q.to === undefined ? null : Date.parse(q.to),
+    })
+    const last = rows[rows.length - 1]
+    return c.json({
+      decisions: rows.map((d) => decisionJson(d)),
+      nextCursor: rows.length === q.limit && last !== undefined ? `c_${last.seq}` : null,
+    })
+  })
+
+  api.get('/decisions/:id', async (c) => {
+    const id = c.req.param('id')
+    const rawWait = c.req.query('wait')
+    let waitSeconds = 0
+    if (rawWait !== undefined && rawWait !== '') {
+      const parsed = waitSchema.safeParse(rawWait)
+      if (!parsed.success) return invalidFromZod(c, parsed.error, 'wait')
+      waitSeconds = parsed.data
+    }
+    // Subscribe before the first read so an answer landing in between is not missed.
+    const stop = new AbortController()
+    const signal = AbortSignal.any([stop.signal, c.req.raw.signal])
+    const settled = waitSeconds > 0 ? deps.events.waitForSettled(id, waitSeconds * 1000, signal) : null
+    try {
+      let decision = await service.get(id)
+      if (decision === null) return notFound(c)
+      if (decision.status === 'pending' && settled !== null) {
+        if (await settled) decision = (await service.get(id)) ?? decision
+      }
+      return c.json(decisionJson(decision, await deps.outbox.deliveriesFor(id)))
+    } finally {
+      stop.abort()
+    }
+  })
+
+  api.get('/decisions/:id/deliveries', async (c) => {
+    const id = c.req.param('id')
+    const decision = await service.get(id)
+    if (decision === null) return notFound(c)
+    return c.json({ decisionId: id, deliveries: await deps.outbox.deliveriesFor(id) })
+  })
+
+  api.post('/decisions/:id', async (c) => {
+    const id = c.req.param('id')
+    const body = await readJsonObject(c)
+    if (!body.ok) return body.response
+    const parsed = answerBodySchema.safeParse(body.value)
+    if (!parsed.success) return invalidFromZod(c, parsed.error)
+    const outcome = await service.answer(id, parsed.data.answer, 'api')
+    switch (outcome.status) {
+      case 'answered':
+        return c.json({
+          decisionId: id,
+          status: outcome.decision.status,
+          answered: true,
+          value: outcome.decision.value,
+        })
+      case 'not_found':
+        return notFound(c)
+      case 'invalid_answer':
+        return invalid(c, 'answer', outcome.message)
+      case 'already_answered':
+      case 'expired':
+      case 'cancelled':
+        return conflict(c, outcome.status, outcome.message)
+      default: {
+        const unreachable: never = outcome
+        return unreachable
+      }
+    }
+  })
+
+  api.delete('/decisions/:id', async (c) => {
+    const outcome = await service.cancel(c.req.param('id'))
+    if (outcome.status === 'not_found') return notFound(c)
+    return c.json({
+      decisionId: outcome.decision.decisionId,
+      cancelled: outcome.cancelled,
+      status: outcome.decision.status,
+    })
+  })
+
+  api.get('/webhook-secret', async (c) => c.json({ webhookSecret: await deps.webhookSecret.get() }))
+  api.post('/webhook-secret', async (c) => c.json({ webhookSecret: await deps.webhookSecret.rotate() }))
+
+  api.post('/authorize', async (c) => {
+    const body = await readJsonObject(c)
+    if (!body.ok) return body.response
+    const parsed = authorizeInputSchema.safeParse(body.value)
+    if (!parsed.success) return invalidFromZod(c, parsed.error)
+    const input: AuthorizeInput = parsed.data
+    return c.json(evaluatePolicy(deps.policy, input))
+  })
+
+  api.all('*', (c) => c.json({ error: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` }, 404))
+
+  return api
+}

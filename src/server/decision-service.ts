@@ -1,0 +1,311 @@
+/**
+ * The decision service's operations, shared by the HTTP API and the reviewer
+ * page so both paths validate, persist, enqueue callbacks and publish events
+ * in exactly the same way.
+ */
+import { randomBytes } from 'node:crypto'
+import type { Client } from '@libsql/client'
+import type { z } from 'zod/v4'
+import type { createDecisionInputSchema, DecisionReach } from '../pushary/decision-schemas.js'
+import { answerPusharyQuestion } from '../pushary/question.js'
+import type { CallbackOutbox } from './callbacks-outbox.js'
+import type { DecisionEvents } from './decision-events.js'
+import {
+  createDecisionsRepo,
+  type DecisionListFilter,
+  type DecisionRecord,
+  type TransitionOutcome,
+} from './decisions-repo.js'
+import { createEnrollmentRepo } from './enrollment-repo.js'
+import type { AnswerOutcome, AnswerSource, ReviewerDeps } from './service-types.js'
+
+/** Validated `POST /decisions` body. */
+export type ParsedDecisionInput = z.output<typeof createDecisionInputSchema>
+
+/** Default lifetime of a decision. */
+export const DEFAULT_EXPIRES_IN_SECONDS = 3_600
+
+/** A typed answer longer than this is refused (the question limits bound everything else). */
+export const INPUT_ANSWER_MAX = 2_000
+
+/** Outcome of creating a decision. */
+export type CreateOutcome =
+  | { status: 'created' | 'idempotent'; decision: DecisionRecord; reach: DecisionReach | null }
+  | { status: 'unreachable'; message: string; reach: DecisionReach | null }
+
+/** Outcome of cancelling a decision. */
+export type CancelOutcome =
+  | { status: 'not_found' }
+  | { status: 'done'; cancelled: boolean; decision: DecisionRecord }
+
+/** Everything the routes and the reviewer page call. */
+export interface DecisionService {
+  create(input: ParsedDecisionInput): Promise<CreateOutcome>
+  /** Reads a decision, expiring it first when its deadline has passed. */
+  get(decisionId: string): Promise<DecisionRecord | null>
+  list(filter: DecisionListFilter): Promise<DecisionRecord[]>
+  answer(decisionId: string, answer: string, source: AnswerSource): Promise<AnswerOutcome>
+  cancel(decisionId: string): Promise<CancelOutcome>
+  /** Expires every overdue pending decision; returns how many. */
+  sweep(): Promise<number>
+  reachability(externalId: string): Promise<DecisionReach>
+  enroll(externalId: string): Promise<{ token: string; expiresInSeconds: number }>
+  reviewerDeps: ReviewerDeps
+  /** Cancels scheduled sandbox answers. */
+  close(): void
+}
+
+interface ServiceDeps {
+  db: Client
+  events: DecisionEvents
+  outbox: CallbackOutbox
+  now: () => number
+  publicUrl: string
+  sandbox: boolean
+  onError: (error: unknown) => void
+}
+
+/**
+ * Wires the repositories, event bus and outbox into the service operations.
+ *
+ * @example
+ * const service = createDecisionService({ db, events, outbox, now: Date.now, publicUrl, sandbox: false, onError })
+ * const created = await service.create({ question: 'Ship?' })
+ */
+export function createDecisionService(deps: ServiceDeps): DecisionService {
+  const repo = createDecisionsRepo(deps.db)
+  const enrollments = createEnrollmentRepo(deps.db)
+  const sandboxTimers = new Set<NodeJS.Timeout>()
+
+  // Publish only after the transaction committed, so listeners that re-read see it.
+  const settled = (outcome: TransitionOutcome): void => {
+    if (outcome.status === 'changed' || outcome.status === 'expired') {
+      const { decision } = outcome
+      deps.events.publish({
+        decisionId: decision.decisionId,
+        externalId: decision.externalId,
+        status: decision.status,
+      })
+      if (decision.callbackUrl !== null) deps.outbox.wake()
+    }
+  }
+
+  const expireIfOverdue = async (decision: DecisionRecord): Promise<DecisionRecord> => {
+    if (decision.status !== 'pending' || decision.expiresMs > deps.now()) return decision
+    const outcome = await repo.transition(decision.decisionId, 'expired', { nowMs: deps.now() })
+    settled(outcome)
+    return outcome.status === 'not_found' ? decision : outcome.decision
+  }
+
+  const reachability = async (externalId: string): Promise<DecisionReach> => {
+    const deviceCount = await enrollments.deviceCount(externalId)
+    const reachable = deviceCount > 0
+    return {
+      externalId,
+      deliverability: reachable ? 'push' : 'fallback',
+      reachable,
+      reachableChannels: reachable ? ['web'] : [],
+      deviceCount,
+      webEndpoints: deviceCount,
+      hint: reachable
+        ? null
+        : `Nobody is enrolled for this customer. Create an enrolment link (POST /enroll) or share ${deps.publicUrl}/review/<decisionId>.`,
+    }
+  }
+
+  const answer = async (decisionId: string, value: string, source: AnswerSource): Promise<AnswerOutcome> => {
+    const current = await repo.get(decisionId)
+    if (current === null) return { status: 'not_found', message: `No decision ${decisionId}.` }
+    const decision = await expireIfOverdue(current)
+    switch (decision.status) {
+      case 'pending':
+        break
+      case 'answered':
+        return { status: 'already_answered', message: 'This decision has already been answered.' }
+      case 'expired':
+        return { status: 'expired', message: 'This decision expired before it was answered.' }
+      case 'cancelled':
+        return { status: 'cancelled', message: 'This decision was cancelled.' }
+      default: {
+        const unreachable: never = decision.status
+        return { status: 'not_found', message: `Unknown status ${String(unreachable)}.` }
+      }
+    }
+    if (decision.type === 'input' && (value.trim().length === 0 || value.length > INPUT_ANSWER_MAX)) {
+      return {
+        status: 'invalid_answer',
+        message: `A typed answer must be 1 to ${INPUT_ANSWER_MAX} characters and not blank.`,
+      }
+    }
+    try {
+      answerPusharyQuestion(
+        {
+          question: decision.question,
+          type: decision.type,
+          ...(decision.options ? { options: decision.options } : {}),
+        },
+        'answered',
+        value,
+      )
+    } catch (error) {
+      return {
+        status: 'invalid_answer',
+        message:
+          decision.type === 'confirm'
+            ? 'A confirm decision takes exactly "yes" or "no".'
+            : decision.type === 'select'
+              ? `The answer must be one of: ${(decision.options ?? []).join(', ')}.`
+              : error instanceof Error
+                ? error.message
+                : 'Invalid answer.',
+      }
+    }
+    const outcome = await repo.transition(decisionId, 'answered', { nowMs: deps.now(), value, source })
+    settled(outcome)
+    switch (outcome.status) {
+      case 'changed':
+        return { status: 'answered', decision: outcome.decision }
+      case 'expired':
+        return { status: 'expired', message: 'This decision expired before it was answered.' }
+      case 'not_found':
+        return { status: 'not_found', message: `No decision ${decisionId}.` }
+      case 'not_pending':
+        // Lost a race with another answer, a cancel or the sweeper.
+        return outcome.decision.status === 'cancelled'
+          ? { status: 'cancelled', message: 'This decision was cancelled.' }
+          : outcome.decision.status === 'expired'
+            ? { status: 'expired', message: 'This decision expired before it was answered.' }
+            : { status: 'already_answered', message: 'This decision has already been answered.' }
+      default: {
+        const unreachable: never = outcome
+        return unreachable
+      }
+    }
+  }
+
+  const scheduleSandboxAnswer = (decision: DecisionRecord): void => {
+    const outcome = decision.sandboxOutcome
+    if (!deps.sandbox || (outcome !== 'approve' && outcome !== 'deny')) return
+    // Answer on a later tick so the create response reports `pending`, as the
+    // hosted sandbox does; `no_answer` is left to expire.
+    const timer = setTimeout(() => {
+      sandboxTimers.delete(timer)
+      answer(decision.decisionId, outcome === 'approve' ? 'yes' : 'no', 'sandbox').catch(deps.onError)
+    }, 25)
+    sandboxTimers.add(timer)
+  }
+
+  const service: DecisionService = {
+    async create(input) {
+      const reach = input.externalId === undefined ? null : await reachability(input.externalId)
+      if (input.requireReachable === true && !reach?.reachable) {
+        // A repeated key still returns the decision it already created.
+        const prior =
+          input.idempotencyKey === undefined ? null : await repo.getByIdempotencyKey(input.idempotencyKey)
+        if (prior !== null) return { status: 'idempotent', decision: await expireIfOverdue(prior), reach }
+        return {
+          status: 'unreachable',
+          message:
+            input.externalId === undefined
+              ? 'requireReachable needs an externalId with an enrolled device.'
+              : 'Nobody is enrolled for this externalId, and requireReachable was set.',
+          reach,
+        }
+      }
+      const nowMs = deps.now()
+      const type = input.type ?? 'confirm'
+      const { decision, idempotent } = await repo.insert({
+        decisionId: `dec_${randomBytes(12).toString('hex')}`,
+        type,
+        question: input.question,
+        options: type === 'select' ? (input.options ?? null) : null,
+        placeholder: input.placeholder ?? null,
+        context: input.context ?? null,
+        externalId: input.externalId ?? null,
+        email: input.email ?? null,
+        callbackUrl: input.callbackUrl ?? null,
+        agentName: input.agentName ?? null,
+        toolName: input.toolName ?? null,
+        toolTarget: input.toolTarget ?? null,
+        actor: input.actor ?? null,
+        environment: input.environment ?? null,
+        parameters: input.parameters ?? null,
+        presentation: input.presentation ?? null,
+        sandboxOutcome: input.sandboxOutcome ?? null,
+        idempotencyKey: input.idempotencyKey ?? null,
+        createdMs: nowMs,
+        expiresMs: nowMs + (input.expiresInSeconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000,
+      })
+      if (idempotent) return { status: 'idempotent', decision: await expireIfOverdue(decision), reach }
+      deps.events.publish({
+        decisionId: decision.decisionId,
+        externalId: decision.externalId,
+        status: 'pending',
+      })
+      scheduleSandboxAnswer(decision)
+      return { status: 'created', decision, reach }
+    },
+
+    async get(decisionId) {
+      const decision = await repo.get(decisionId)
+      return decision === null ? null : expireIfOverdue(decision)
+    },
+
+    list: (filter) => repo.list(filter),
+
+    answer,
+
+    async cancel(decisionId) {
+      const outcome = await repo.transition(decisionId, 'cancelled', { nowMs: deps.now() })
+      settled(outcome)
+      switch (outcome.status) {
+        case 'not_found':
+          return { status: 'not_found' }
+        case 'changed':
+          return { status: 'done', cancelled: true, decision: outcome.decision }
+        case 'expired':
+        case 'not_pending':
+          return { status: 'done', cancelled: false, decision: outcome.decision }
+        default: {
+          const unreachable: never = outcome
+          return unreachable
+        }
+      }
+    },
+
+    async sweep() {
+      let count = 0
+      for (;;) {
+        const ids = await repo.overdue(deps.now(), 100)
+        for (const id of ids) {
+          const outcome = await repo.transition(id, 'expired', { nowMs: deps.now() })
+          settled(outcome)
+          if (outcome.status === 'changed') count += 1
+        }
+        if (ids.length < 100) return count
+      }
+    },
+
+    reachability,
+
+    enroll: (externalId) => enrollments.createEnrollment(externalId, deps.now()),
+
+    reviewerDeps: {
+      listPendingFor: (externalId) => repo.listPendingFor(externalId, deps.now()),
+      getDecision: (decisionId) => service.get(decisionId),
+      answerDecision: (decisionId, value, source) => answer(decisionId, value, source),
+      consumeEnrollment: (token) => enrollments.consumeEnrollment(token, deps.now()),
+      registerDevice: (externalId) => enrollments.registerDevice(externalId, deps.now()),
+      deviceFromToken: (deviceToken) => enrollments.deviceFromToken(deviceToken, deps.now()),
+      subscribe: (listener) => deps.events.subscribe(listener),
+      publicUrl: deps.publicUrl,
+    },
+
+    close() {
+      for (const timer of sandboxTimers) clearTimeout(timer)
+      sandboxTimers.clear()
+    },
+  }
+
+  return service
+}

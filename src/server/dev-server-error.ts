@@ -1,0 +1,49 @@
+/**
+ * Errors of the local decision service's own configuration (not of requests,
+ * which get HTTP status codes).
+ */
+
+/** Closed set of configuration failures. */
+export type PusharyDevServerErrorCode = 'invalid_option' | 'invalid_policy' | 'listen_failed'
+
+/**
+ * Thrown by `createPusharyDevServer` and the `dev` command for bad options, an
+ * unreadable policy file or a port that cannot be bound. `field` names the option.
+ *
+ * @example
+ * try { await createPusharyDevServer({ port: -1 }) } catch (error) {
+ *   if (error instanceof PusharyDevServerError) console.error(error.code, error.field)
+ * }
+ */
+export class PusharyDevServerError extends Error {
+  override name = 'PusharyDevServerError'
+  readonly code: PusharyDevServerErrorCode
+  readonly field: string
+  readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[]
+
+  constructor(input: {
+    code: PusharyDevServerErrorCode
+    field: string
+    message: string
+    issues?: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[]
+    cause?: unknown
+  }) {
+    super(
+      `Pushary dev server: ${input.message} (option "${input.field}")`,
+      input.cause === undefined ? undefined : { cause: input.cause },
+    )
+    this.code = input.code
+    this.field = input.field
+    this.issues = Object.freeze([...(input.issues ?? [])])
+  }
+}
+
+/**
+ * True when `value` is a {@link PusharyDevServerError}.
+ *
+ * @example
+ * if (isPusharyDevServerError(error)) process.exitCode = 2
+ */
+export function isPusharyDevServerError(value: unknown): value is PusharyDevServerError {
+  return value instanceof PusharyDevServerError
+}

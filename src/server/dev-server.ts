@@ -1,0 +1,266 @@
+/**
+ * The local Pushary-compatible decision service: one Hono app on Node serving
+ * the `/api/v1/server` contract and the reviewer page, persisted in a SQLite
+ * file, with a callback outbox and an expiry sweeper.
+ */
+import { randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { z } from 'zod/v4'
+import { generateDevApiKey } from './api-auth.js'
+import { createApiRoutes } from './api-routes.js'
+import { type CallbackRetryOptions, createCallbackOutbox } from './callbacks-outbox.js'
+import { DEFAULT_DB_PATH, ensureSetting, openServiceDatabase, writeSetting } from './database.js'
+import { createDecisionEvents } from './decision-events.js'
+import { createDecisionService } from './decision-service.js'
+import { PusharyDevServerError } from './dev-server-error.js'
+import { startExpirySweeper } from './expiry-sweeper.js'
+import { loadPolicyFile, type PolicyFile } from './policy.js'
+import { createReviewerApp } from './reviewer/index.js'
+
+/** Request bodies above this size get 413. */
+export const MAX_BODY_BYTES = 64 * 1024
+
+/** Options of {@link createPusharyDevServer}. Every field is optional. */
+export interface PusharyDevServerOptions {
+  /** Interface to bind (default `127.0.0.1`). */
+  host?: string
+  /** Port to bind; `0` (default) picks a free one. */
+  port?: number
+  /** SQLite file (default `.pushary/dev.db` under the working directory). */
+  dbPath?: string
+  /** Base URL used in printed links, e.g. `http://192.168.1.20:4000` for a phone on the LAN. */
+  publicUrl?: string
+  /** API key to require; by default one is generated on first start and kept in the database. */
+  apiKey?: string
+  /** JSON policy file for `POST /authorize`. */
+  policyPath?: string
+  /** Answer decisions carrying `sandboxOutcome` automatically. */
+  sandbox?: boolean
+  /** Callback retry policy. */
+  callbackRetry?: CallbackRetryOptions
+  /** How often overdue decisions are expired (default 1 000 ms). */
+  sweepIntervalMs?: number
+  /** Clock in milliseconds (default `Date.now`). */
+  now?: () => number
+  /** `fetch` used for callbacks (default the global one). */
+  fetch?: typeof fetch
+  /** Called for every enrolment link created, e.g. to print a QR code. */
+  onEnrollmentLink?: (link: { externalId: string; universalLink: string; expiresInSeconds: number }) => void
+  /** Called for unexpected internal errors (default `console.error`). */
+  onError?: (error: unknown) => void
+}
+
+/** A running dev server. */
+export interface PusharyDevServer {
+  /** `http://127.0.0.1:PORT` (loopback even when bound to all interfaces). */
+  readonly url: string
+  /** `url + '/api/v1/server'`: pass as the client's `baseUrl`. */
+  readonly baseUrl: string
+  /** Base of printed links (enrolment, reviewer page). */
+  readonly publicUrl: string
+  readonly apiKey: string
+  /** The current webhook secret (changes after a rotation). */
+  readonly webhookSecret: string
+  readonly dbPath: string
+  /** Stops listening, releases long-polls, stops timers and closes the database. */
+  close(): Promise<void>
+}
+
+const optionsSchema = z.object({
+  host: z.string().trim().min(1).optional(),
+  port: z.number().int().min(0).max(65_535).optional(),
+  dbPath: z.string().trim().min(1).optional(),
+  publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+  apiKey: z
+    .string()
+    .regex(/^[^\s.]+\.[^\s]+$/, 'apiKey must look like pk_….sk_… (no spaces)')
+    .max(200)
+    .optional(),
+  policyPath: z.string().trim().min(1).optional(),
+  sandbox: z.boolean().optional(),
+  sweepIntervalMs: z.number().int().min(10).max(3_600_000).optional(),
+})
+
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1'
+  return host.includes(':') ? `[${host}]` : host
+}
+
+/**
+ * Starts the local decision service and resolves once it is listening.
+ *
+ * @example
+ * const server = await createPusharyDevServer({ dbPath: '/tmp/pushary.db' })
+ * const client = createPusharyClient({ apiKey: server.apiKey, baseUrl: server.baseUrl })
+ * await server.close()
+ */
+export async function createPusharyDevServer(
+  options: PusharyDevServerOptions = {},
+): Promise<PusharyDevServer> {
+  const checked = optionsSchema.safeParse({
+    host: options.host,
+    port: options.port,
+    dbPath: options.dbPath,
+    publicUrl: options.publicUrl,
+    apiKey: options.apiKey,
+    policyPath: options.policyPath,
+    sandbox: options.sandbox,
+    sweepIntervalMs: options.sweepIntervalMs,
+  })
+  if (!checked.success) {
+    const first = checked.error.issues[0]
+    throw new PusharyDevServerError({
+      code: 'invalid_option',
+      field: first?.path.map(String).join('.') ?? '',
+      message: first?.message ?? 'invalid option',
+      issues: checked.error.issues.map((issue) => ({ path: [...issue.path], message: issue.message })),
+      cause: checked.error,
+    })
+  }
+  const host = checked.data.host ?? '127.0.0.1'
+  const dbPath = checked.data.dbPath ?? DEFAULT_DB_PATH
+  const now = options.now ?? Date.now
+  const onError = options.onError ?? ((error: unknown) => console.error('Pushary dev server:', error))
+  const policy: PolicyFile =
+    checked.data.policyPath === undefined ? { rules: [] } : await loadPolicyFile(checked.data.policyPath)
+
+  const db = await openServiceDatabase(dbPath)
+  const apiKey = checked.data.apiKey ?? (await ensureSetting(db, 'api_key', generateDevApiKey))
+  const newSecret = () => `whsec_${randomBytes(24).toString('hex')}`
+  let webhookSecret = await ensureSetting(db, 'webhook_secret', newSecret)
+
+  const events = createDecisionEvents()
+  const outbox = createCallbackOutbox({
+    db,
+    fetch: options.fetch ?? fetch,
+    webhookSecret: async () => webhookSecret,
+    now,
+    ...(options.callbackRetry ? { retry: options.callbackRetry } : {}),
+    onError,
+  })
+
+  // The public URL depends on the bound port, so the app is built after listening;
+  // requests cannot arrive before `listen` resolves anyway.
+  let handler: Hono | null = null
+  const server = serve({
+    fetch: (request, env) =>
+      handler === null ? new Response('starting', { status: 503 }) : handler.fetch(request, env),
+    port: checked.data.port ?? 0,
+    hostname: host,
+  })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      if (server.listening) return resolve()
+      server.once('listening', () => resolve())
+      server.once('error', reject)
+    })
+  } catch (cause) {
+    await outbox.close()
+    db.close()
+    throw new PusharyDevServerError({
+      code: 'listen_failed',
+      field: 'port',
+      message: `cannot listen on ${host}:${checked.data.port ?? 0}`,
+      cause,
+    })
+  }
+  const port = (server.address() as AddressInfo).port
+  const url = `http://${hostForUrl(host)}:${port}`
+  const publicUrl = (checked.data.publicUrl ?? url).replace(/\/+$/, '')
+
+  const service = createDecisionService({
+    db,
+    events,
+    outbox,
+    now,
+    publicUrl,
+    sandbox: checked.data.sandbox ?? false,
+    onError,
+  })
+  const app = new Hono()
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        c.json(
+          { error: 'payload_too_large', message: `Request bodies are limited to ${MAX_BODY_BYTES} bytes.` },
+          413,
+        ),
+    }),
+  )
+  app.route(
+    '/api/v1/server',
+    createApiRoutes({
+      service,
+      outbox,
+      events,
+      policy,
+      publicUrl,
+      now,
+      apiKey: () => apiKey,
+      webhookSecret: {
+        get: async () => webhookSecret,
+        async rotate() {
+          const next = newSecret()
+          await writeSetting(db, 'webhook_secret', next)
+          webhookSecret = next
+          return next
+        },
+      },
+      ...(options.onEnrollmentLink ? { onEnrollmentLink: options.onEnrollmentLink } : {}),
+    }),
+  )
+  app.route('/', createReviewerApp(service.reviewerDeps))
+  app.get('/', (c) => c.redirect('/review'))
+  app.notFound((c) => c.json({ error: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` }, 404))
+  app.onError((error, c) => {
+    // Bad input is answered by the routes; reaching here is a bug, never the caller's fault.
+    onError(error)
+    return c.json({ error: 'internal_error', message: 'The dev server hit an internal error.' }, 500)
+  })
+  handler = app
+
+  const sweeper = startExpirySweeper({
+    sweep: () => service.sweep(),
+    intervalMs: checked.data.sweepIntervalMs ?? 1_000,
+    onError,
+  })
+
+  let closing: Promise<void> | null = null
+  const close = async (): Promise<void> => {
+    // Release long-polls first so their responses go out before connections are cut.
+    events.close()
+    service.close()
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      if ('closeIdleConnections' in server) server.closeIdleConnections()
+      // Streams (the reviewer page's live updates) never end by themselves.
+      const force = setTimeout(() => {
+        if ('closeAllConnections' in server) server.closeAllConnections()
+      }, 200)
+      force.unref()
+    })
+    await sweeper.stop()
+    await outbox.close()
+    db.close()
+  }
+
+  return {
+    url,
+    baseUrl: `${url}/api/v1/server`,
+    publicUrl,
+    apiKey,
+    get webhookSecret() {
+      return webhookSecret
+    },
+    dbPath,
+    close() {
+      closing ??= close()
+      return closing
+    },
+  }
+}
