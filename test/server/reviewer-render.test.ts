@@ -1,4 +1,9 @@
-import { describe, expect, it } from 'vitest'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPusharyClient, type PusharyClient } from '../../src/pushary/client.js'
+import { createPusharyDevServer, type PusharyDevServer } from '../../src/server/dev-server.js'
 import {
   formatMoney,
   formatParameter,
@@ -171,5 +176,245 @@ describe('decision cards', () => {
     expect(page).toContain('<script nonce="n0nce">')
     expect(page).toContain('customer <strong>cust &lt;a&gt;</strong>')
     expect(page).toMatch(/<p id="empty" class="notice">No pending decisions/)
+  })
+})
+
+describe('reviewer routes on the real dev server', () => {
+  let dir: string
+  let server: PusharyDevServer
+  let client: PusharyClient
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pushary-reviewer-routes-'))
+    server = await createPusharyDevServer({ dbPath: join(dir, 'dev.db'), port: 0 })
+    client = createPusharyClient({ baseUrl: server.baseUrl, apiKey: server.apiKey })
+  })
+
+  afterAll(async () => {
+    await server?.close()
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** Opens the enrolment link like a phone would and keeps the device cookie. */
+  async function enroll(externalId: string): Promise<{ cookie: string; csrf: () => Promise<string> }> {
+    const { universalLink } = await client.enroll(externalId)
+    const response = await fetch(universalLink, { redirect: 'manual' })
+    expect(response.status).toBe(303)
+    expect(response.headers.get('location')).toBe('/review')
+    const setCookie = response.headers.get('set-cookie') ?? ''
+    const cookie = setCookie.split(';')[0] ?? ''
+    expect(cookie).toMatch(/^pushary_device=[A-Za-z0-9_-]{32,}$/)
+    return {
+      cookie,
+      async csrf() {
+        const page = await (await fetch(`${server.url}/review`, { headers: { cookie } })).text()
+        const match = /name="csrf" value="([^"]+)"/.exec(page)
+        if (match?.[1] === undefined) throw new Error('no answer form on the review page')
+        return match[1]
+      },
+    }
+  }
+
+  function postAnswer(
+    decisionId: string,
+    body: Record<string, string>,
+    headers: Record<string, string>,
+  ): Promise<Response> {
+    return fetch(`${server.url}/review/${encodeURIComponent(decisionId)}/answer`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(body).toString(),
+    })
+  }
+
+  it('sets an HttpOnly, SameSite=Lax device cookie and refuses the same link a second time with 410', async () => {
+    const { universalLink } = await client.enroll('cust_cookie')
+    const first = await fetch(universalLink, { redirect: 'manual' })
+    expect(first.status).toBe(303)
+    const setCookie = first.headers.get('set-cookie') ?? ''
+    expect(setCookie).toMatch(/HttpOnly/)
+    expect(setCookie).toMatch(/SameSite=Lax/)
+    expect(setCookie).toMatch(/Path=\//)
+    expect(setCookie).not.toMatch(/Secure/)
+
+    const again = await fetch(universalLink, { redirect: 'manual' })
+    expect(again.status).toBe(410)
+    expect(again.headers.get('set-cookie')).toBeNull()
+    expect(await again.text()).toContain('expired or was already used')
+    expect((await fetch(`${server.url}/e/not-a-real-token`, { redirect: 'manual' })).status).toBe(410)
+  })
+
+  it('marks the device cookie Secure when the public URL is https', async () => {
+    const secureDir = mkdtempSync(join(tmpdir(), 'pushary-reviewer-secure-'))
+    const secure = await createPusharyDevServer({
+      dbPath: join(secureDir, 'dev.db'),
+      port: 0,
+      publicUrl: 'https://review.example.test',
+    })
+    try {
+      const secureClient = createPusharyClient({ baseUrl: secure.baseUrl, apiKey: secure.apiKey })
+      const { universalLink } = await secureClient.enroll('cust_secure')
+      expect(universalLink.startsWith('https://review.example.test/e/')).toBe(true)
+      const response = await fetch(`${secure.url}${new URL(universalLink).pathname}`, { redirect: 'manual' })
+      expect(response.status).toBe(303)
+      expect(response.headers.get('set-cookie')).toMatch(/; Secure/)
+    } finally {
+      await secure.close()
+      rmSync(secureDir, { recursive: true, force: true })
+    }
+  })
+
+  it('answers 401 with enrolment instructions when the device has no or an unknown cookie', async () => {
+    const none = await fetch(`${server.url}/review`)
+    expect(none.status).toBe(401)
+    expect(await none.text()).toContain('Open the enrollment link')
+    const unknown = await fetch(`${server.url}/review/list`, {
+      headers: { cookie: 'pushary_device=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+    })
+    expect(unknown.status).toBe(401)
+    const json = await fetch(`${server.url}/review/x/answer`, {
+      method: 'POST',
+      headers: { accept: 'application/json' },
+    })
+    expect(json.status).toBe(401)
+    expect(await json.json()).toMatchObject({ status: 'not_enrolled' })
+  })
+
+  it('lists only the device’s own customer’s decisions and refuses another customer’s with 403', async () => {
+    const a = await enroll('cust_route_a')
+    const b = await enroll('cust_route_b')
+    const mine = await client.decisions.create({ externalId: 'cust_route_a', question: 'Refund <b>48</b>?' })
+    const theirs = await client.decisions.create({ externalId: 'cust_route_b', question: 'Delete B’s data?' })
+
+    const list = await (await fetch(`${server.url}/review/list`, { headers: { cookie: a.cookie } })).text()
+    expect(list).toContain('Refund &lt;b&gt;48&lt;/b&gt;?')
+    expect(list).not.toContain('Delete B')
+
+    const page = await fetch(`${server.url}/review/${theirs.decisionId}`, { headers: { cookie: a.cookie } })
+    expect(page.status).toBe(403)
+    expect(await page.text()).not.toContain('Delete B')
+    expect((await fetch(`${server.url}/review/dec_missing`, { headers: { cookie: a.cookie } })).status).toBe(
+      404,
+    )
+
+    const own = await fetch(`${server.url}/review/${mine.decisionId}`, { headers: { cookie: a.cookie } })
+    expect(own.status).toBe(200)
+    expect(own.headers.get('content-security-policy')).toContain("script-src 'nonce-")
+    expect(own.headers.get('cache-control')).toBe('no-store')
+
+    const stolen = await postAnswer(
+      theirs.decisionId,
+      { answer: 'yes', csrf: await a.csrf() },
+      { cookie: a.cookie, accept: 'application/json' },
+    )
+    expect(stolen.status).toBe(403)
+    expect(await client.decisions.get(theirs.decisionId)).toMatchObject({ status: 'pending', value: null })
+    await b.csrf()
+  })
+
+  it('refuses cross-site and token-less answer posts before answering', async () => {
+    const a = await enroll('cust_csrf')
+    const { decisionId } = await client.decisions.create({ externalId: 'cust_csrf', question: 'Ship it?' })
+    const csrf = await a.csrf()
+
+    const crossSite = await postAnswer(
+      decisionId,
+      { answer: 'yes', csrf },
+      { cookie: a.cookie, 'sec-fetch-site': 'cross-site' },
+    )
+    expect(crossSite.status).toBe(403)
+    const foreignOrigin = await postAnswer(
+      decisionId,
+      { answer: 'yes', csrf },
+      { cookie: a.cookie, origin: 'https://evil.example' },
+    )
+    expect(foreignOrigin.status).toBe(403)
+    const noToken = await postAnswer(decisionId, { answer: 'yes' }, { cookie: a.cookie })
+    expect(noToken.status).toBe(403)
+    const wrongToken = await postAnswer(decisionId, { answer: 'yes', csrf: `${csrf}x` }, { cookie: a.cookie })
+    expect(wrongToken.status).toBe(403)
+    expect(await client.decisions.get(decisionId)).toMatchObject({ status: 'pending' })
+
+    const sameOrigin = await fetch(`${server.url}/review/${decisionId}/answer`, {
+      method: 'POST',
+      headers: {
+        cookie: a.cookie,
+        origin: server.url,
+        'content-type': 'application/json',
+        accept: 'application/json',
+      },
+      body: JSON.stringify({ answer: 'no' }),
+    })
+    expect(sameOrigin.status).toBe(200)
+    expect(await sameOrigin.json()).toMatchObject({ status: 'answered', value: 'no', message: 'Denied.' })
+  })
+
+  it('records a form answer, redirects to the outcome and answers 409 to a second tap', async () => {
+    const a = await enroll('cust_form')
+    const { decisionId } = await client.decisions.create({
+      externalId: 'cust_form',
+      question: 'Pick a plan',
+      type: 'select',
+      options: ['Basic', 'Pro'],
+    })
+    const csrf = await a.csrf()
+    const invalid = await postAnswer(decisionId, { answer: 'Enterprise', csrf }, { cookie: a.cookie })
+    expect(invalid.status).toBe(400)
+    const empty = await postAnswer(decisionId, { answer: '  ', csrf }, { cookie: a.cookie })
+    expect(empty.status).toBe(400)
+
+    const answered = await postAnswer(decisionId, { answer: 'Pro', csrf }, { cookie: a.cookie })
+    expect(answered.status).toBe(303)
+    expect(answered.headers.get('location')).toBe(`/review/${decisionId}`)
+    const outcome = await (
+      await fetch(`${server.url}/review/${decisionId}`, { headers: { cookie: a.cookie } })
+    ).text()
+    expect(outcome).toContain('Chose “Pro”.')
+    expect(await client.decisions.get(decisionId)).toMatchObject({ status: 'answered', value: 'Pro' })
+
+    const second = await postAnswer(decisionId, { answer: 'Basic', csrf }, { cookie: a.cookie })
+    expect(second.status).toBe(409)
+    expect(await client.decisions.get(decisionId)).toMatchObject({ value: 'Pro' })
+  })
+
+  it('streams an event for the device’s own customer only', async () => {
+    const a = await enroll('cust_sse_a')
+    const controller = new AbortController()
+    const response = await fetch(`${server.url}/review/events`, {
+      headers: { cookie: a.cookie, accept: 'text/event-stream' },
+      signal: controller.signal,
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toContain('text/event-stream')
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+    let buffer = ''
+    const nextEvent = async (): Promise<{ event: string; data: string }> => {
+      for (;;) {
+        const end = buffer.indexOf('\n\n')
+        if (end >= 0) {
+          const frame = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          if (frame.startsWith(':')) continue
+          const event = /^event: (.*)$/m.exec(frame)?.[1] ?? 'message'
+          const data = /^data: (.*)$/m.exec(frame)?.[1] ?? ''
+          return { event, data }
+        }
+        const { value, done } = await reader.read()
+        if (done) throw new Error('event stream ended')
+        buffer += value
+      }
+    }
+    try {
+      expect((await nextEvent()).event).toBe('ready')
+      await client.decisions.create({ externalId: 'cust_sse_b', question: 'Not for A' })
+      const mine = await client.decisions.create({ externalId: 'cust_sse_a', question: 'For A' })
+      const event = await nextEvent()
+      expect(event.event).toBe('decision')
+      expect(JSON.parse(event.data)).toEqual({ decisionId: mine.decisionId, status: 'pending' })
+    } finally {
+      controller.abort()
+      await reader.cancel().catch(() => undefined)
+    }
   })
 })
