@@ -1,0 +1,205 @@
+/**
+ * `pushary-mastra dev`: starts the local decision service, prints what a
+ * developer needs (URL, API key, webhook secret, how to enrol a phone) and
+ * stops cleanly on Ctrl-C.
+ */
+import { networkInterfaces } from 'node:os'
+import { resolve } from 'node:path'
+import type { CommandIo } from '../cli.js'
+import { DEFAULT_DB_PATH } from './database.js'
+import { createPusharyDevServer, type PusharyDevServerOptions } from './dev-server.js'
+import { isPusharyDevServerError, PusharyDevServerError } from './dev-server-error.js'
+
+const USAGE = `Usage: pushary-mastra dev [options]
+
+Options:
+  --host <addr>        Interface to bind (default 127.0.0.1; 0.0.0.0 for a phone on the LAN)
+  --port <n>           Port (default 4100; 0 picks a free one)
+  --db <path>          SQLite file (default ${DEFAULT_DB_PATH})
+  --public-url <url>   Base URL printed in links, e.g. http://192.168.1.20:4100
+  --api-key <key>      API key to require (default: generated once and stored in the database)
+  --policy <file>      JSON policy for POST /authorize ({ "rules": [...] })
+  --sandbox            Answer decisions that carry sandboxOutcome automatically
+  --help               Show this message
+`
+
+/** Default port of the dev command (the programmatic server defaults to a random one). */
+export const DEFAULT_DEV_PORT = 4100
+
+const VALUE_FLAGS = {
+  '--host': 'host',
+  '--port': 'port',
+  '--db': 'dbPath',
+  '--public-url': 'publicUrl',
+  '--api-key': 'apiKey',
+  '--policy': 'policyPath',
+} as const
+
+type ParsedArgs = { help: true } | { help: false; options: PusharyDevServerOptions }
+
+/**
+ * Parses `dev` arguments (`--flag value` or `--flag=value`); throws
+ * `PusharyDevServerError('invalid_option')` naming the flag.
+ *
+ * @example
+ * parseDevArgs(['--port', '0', '--sandbox']) // { help: false, options: { port: 0, sandbox: true } }
+ */
+export function parseDevArgs(argv: readonly string[]): ParsedArgs {
+  const options: PusharyDevServerOptions = {}
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? ''
+    if (arg === '--help' || arg === '-h') return { help: true }
+    if (arg === '--sandbox') {
+      options.sandbox = true
+      continue
+    }
+    const eq = arg.indexOf('=')
+    const flag = eq === -1 ? arg : arg.slice(0, eq)
+    if (!Object.hasOwn(VALUE_FLAGS, flag)) {
+      throw new PusharyDevServerError({
+        code: 'invalid_option',
+        field: arg,
+        message: `unknown option ${arg}`,
+      })
+    }
+    const key = VALUE_FLAGS[flag as keyof typeof VALUE_FLAGS]
+    let value: string | undefined
+    if (eq !== -1) {
+      value = arg.slice(eq + 1)
+    } else {
+      value = argv[i + 1]
+      i += 1
+    }
+    if (value === undefined || value === '' || (eq === -1 && value.startsWith('--'))) {
+      throw new PusharyDevServerError({
+        code: 'invalid_option',
+        field: flag,
+        message: `${flag} needs a value`,
+      })
+    }
+    if (key === 'port') {
+      if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
+        throw new PusharyDevServerError({
+          code: 'invalid_option',
+          field: flag,
+          message: `${flag} must be a port number from 0 to 65535, got "${value}"`,
+        })
+      }
+      options.port = Number(value)
+    } else {
+      options[key] = value
+    }
+  }
+  return { help: false, options }
+}
+
+function lanAddresses(): string[] {
+  const found: string[] = []
+  for (const entries of Object.values(networkInterfaces())) {
+    for (const entry of entries ?? []) {
+      if (entry.family === 'IPv4' && !entry.internal) found.push(entry.address)
+    }
+  }
+  return found
+}
+
+async function printQr(io: CommandIo, text: string): Promise<void> {
+  try {
+    const qrcode = (await import('qrcode-terminal')).default
+    qrcode.generate(text, { small: true }, (code) => io.stdout.write(`${code}\n`))
+  } catch {
+    // The link itself is printed too; a QR code is a convenience.
+  }
+}
+
+/**
+ * Runs `pushary-mastra dev` until SIGINT or SIGTERM, then closes the server
+ * (connections, timers, database) and resolves 0. Bad options resolve 2.
+ *
+ * @example
+ * process.exitCode = await runDevCommand(['--port', '0'], { stdout: process.stdout, stderr: process.stderr })
+ */
+export async function runDevCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  let parsed: ParsedArgs
+  try {
+    parsed = parseDevArgs(argv)
+  } catch (error) {
+    io.stderr.write(
+      `pushary-mastra dev: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`,
+    )
+    return 2
+  }
+  if (parsed.help) {
+    io.stdout.write(USAGE)
+    return 0
+  }
+  const options = parsed.options
+  const dbPath = resolve(options.dbPath ?? DEFAULT_DB_PATH)
+  let server: Awaited<ReturnType<typeof createPusharyDevServer>>
+  try {
+    server = await createPusharyDevServer({
+      ...options,
+      port: options.port ?? DEFAULT_DEV_PORT,
+      dbPath,
+      onEnrollmentLink: (link) => {
+        io.stdout.write(
+          `\nEnrolment link for ${JSON.stringify(link.externalId)} (single use, ${Math.round(link.expiresInSeconds / 60)} min):\n  ${link.universalLink}\n`,
+        )
+        void printQr(io, link.universalLink)
+      },
+      onError: (error) =>
+        io.stderr.write(`pushary-mastra dev: ${error instanceof Error ? error.stack : String(error)}\n`),
+    })
+  } catch (error) {
+    io.stderr.write(`pushary-mastra dev: ${error instanceof Error ? error.message : String(error)}\n`)
+    return isPusharyDevServerError(error) && error.code === 'invalid_option' ? 2 : 1
+  }
+
+  const lines = [
+    `Pushary dev server listening on ${server.url}`,
+    `  API base URL    ${server.baseUrl}`,
+    `  API key         ${server.apiKey}`,
+    `  Webhook secret  ${server.webhookSecret}`,
+    `  Reviewer page   ${server.publicUrl}/review`,
+    `  Database        ${dbPath}${options.sandbox ? '\n  Sandbox         on (sandboxOutcome answers decisions)' : ''}`,
+    '',
+    `  export PUSHARY_BASE_URL=${server.baseUrl}`,
+    `  export PUSHARY_API_KEY=${server.apiKey}`,
+    '',
+    'Enrol a phone: POST /enroll {"externalId":"<customer>"}; the single-use link is printed here with a QR code.',
+  ]
+  const host = options.host ?? '127.0.0.1'
+  if (options.publicUrl === undefined && (host === '0.0.0.0' || host === '::')) {
+    const port = new URL(server.url).port
+    const suggestions = lanAddresses().map((address) => `http://${address}:${port}`)
+    if (suggestions.length > 0) {
+      lines.push(`Links use ${server.url}; for a phone on the LAN pass --public-url ${suggestions[0]}`)
+    }
+  } else if (options.publicUrl === undefined) {
+    lines.push(
+      'Bound to loopback: add --host 0.0.0.0 --public-url http://<this machine>:<port> to answer from a phone.',
+    )
+  }
+  lines.push('Press Ctrl-C to stop.', '')
+  io.stdout.write(lines.join('\n'))
+
+  return new Promise<number>((resolveExit) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      io.stdout.write(`\nReceived ${signal}; stopping the Pushary dev server…\n`)
+      server.close().then(
+        () => {
+          io.stdout.write('Stopped.\n')
+          resolveExit(0)
+        },
+        (error: unknown) => {
+          io.stderr.write(`pushary-mastra dev: error while stopping: ${String(error)}\n`)
+          resolveExit(1)
+        },
+      )
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}
