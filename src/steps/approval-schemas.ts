@@ -1,0 +1,110 @@
+import { z } from 'zod/v4'
+import { decisionParametersSchema, decisionPresentationSchema } from '../pushary/decision-schemas.js'
+import { PusharyValidationError } from '../pushary/errors.js'
+import { externalIdSchema, idSchema } from '../pushary/identity.js'
+import { PUSHARY_LIMITS } from '../pushary/limits.js'
+import {
+  decisionTypeSchema,
+  optionsSchema,
+  refineOptions,
+  terminalDecisionStatusSchema,
+} from '../pushary/question.js'
+
+/** Longest `operationId` accepted; keeps the binding context under the service's 2,000-character limit. */
+export const OPERATION_ID_MAX = 200
+
+/**
+ * Trusted facts about the action, shown to the reviewer. Supplied by the
+ * application (never by a model); fingerprinted into nothing, sent as is.
+ *
+ * @example
+ * pusharyApprovalSubjectSchema.parse({ toolName: 'refund.create', parameters: { amountMinor: 4800 } })
+ */
+export const pusharyApprovalSubjectSchema = z.object({
+  toolName: z.string().trim().min(1).max(200).optional(),
+  toolTarget: z.string().max(500).optional(),
+  actor: z.string().max(PUSHARY_LIMITS.actorMax).optional(),
+  environment: z.string().max(PUSHARY_LIMITS.environmentMax).optional(),
+  parameters: decisionParametersSchema.optional(),
+  presentation: decisionPresentationSchema.optional(),
+})
+/** @example const subject: PusharyApprovalSubject = { toolName: 'refund.create' } */
+export type PusharyApprovalSubject = z.infer<typeof pusharyApprovalSubjectSchema>
+
+/**
+ * Input of {@link pusharyApprovalStep}: one business action (`operationId`,
+ * stable across retries, distinct per foreach item) and the question to put
+ * to one person. `externalId` may instead be fixed on the step options.
+ *
+ * @example
+ * pusharyApprovalStepInputSchema.parse({ operationId: 'refund:o1:v1', question: 'Refund EUR 48?' })
+ */
+export const pusharyApprovalStepInputSchema = z
+  .object({
+    operationId: idSchema.max(OPERATION_ID_MAX),
+    question: z.string().trim().min(1).max(PUSHARY_LIMITS.questionMax),
+    type: decisionTypeSchema.default('confirm'),
+    options: optionsSchema.optional(),
+    placeholder: z.string().max(PUSHARY_LIMITS.placeholderMax).optional(),
+    externalId: externalIdSchema.optional(),
+    subject: pusharyApprovalSubjectSchema.optional(),
+  })
+  .superRefine(refineOptions)
+/** @example const input: PusharyApprovalStepInput = { operationId: 'op-1', question: 'Ship?', type: 'confirm' } */
+export type PusharyApprovalStepInput = z.infer<typeof pusharyApprovalStepInputSchema>
+
+/**
+ * What the approval step suspends with. The resume label equals `decisionId`.
+ *
+ * @example
+ * pusharyApprovalSuspendSchema.parse({ decisionId: 'd_1', correlationId: 'd_1' })
+ */
+export const pusharyApprovalSuspendSchema = z.object({
+  decisionId: z.string().min(1),
+  correlationId: z.string().min(1),
+})
+/** @example const s: PusharyApprovalSuspend = { decisionId: 'd_1', correlationId: 'd_1' } */
+export type PusharyApprovalSuspend = z.infer<typeof pusharyApprovalSuspendSchema>
+
+/**
+ * Resume data of the approval step: `{ answer, status: 'answered' }`,
+ * `{ answer: null, status: 'expired' | 'cancelled' }`, or the legacy
+ * `{ answer }` which means answered. Only the dispatcher (after re-reading
+ * the decision) should build it.
+ *
+ * @example
+ * pusharyApprovalResumeSchema.parse({ answer: 'yes' }) // { answer: 'yes', status: 'answered' }
+ */
+export const pusharyApprovalResumeSchema = z.object({
+  answer: z.string().nullable(),
+  status: terminalDecisionStatusSchema.default('answered'),
+})
+/** @example const r: PusharyApprovalResume = { answer: null, status: 'expired' } */
+export type PusharyApprovalResume = z.infer<typeof pusharyApprovalResumeSchema>
+
+/**
+ * Parses step input with a typed error naming the field, so callers can
+ * validate before `run.start` (Mastra's own check throws an untyped error).
+ *
+ * @example
+ * const input = parsePusharyApprovalStepInput({ operationId: 'op-1', question: 'Ship?' })
+ */
+export function parsePusharyApprovalStepInput(
+  input: unknown,
+  operation = 'pusharyApprovalStep',
+): PusharyApprovalStepInput {
+  const parsed = pusharyApprovalStepInputSchema.safeParse(input)
+  if (parsed.success) return parsed.data
+  const first = parsed.error.issues[0]?.path[0]
+  const code =
+    first === 'externalId'
+      ? 'invalid_external_id'
+      : first === 'operationId'
+        ? 'invalid_identifier'
+        : first === 'options'
+          ? 'invalid_options'
+          : first === 'subject'
+            ? 'invalid_decision_input'
+            : 'invalid_question'
+  throw PusharyValidationError.fromZod(parsed.error, { operation, code })
+}

@@ -1,0 +1,201 @@
+import { createStep } from '@mastra/core/workflows'
+import { z } from 'zod/v4'
+import { createPusharyClient, type PusharyClient } from '../pushary/client.js'
+import { isPusharyValidationError, PusharyValidationError } from '../pushary/errors.js'
+import { externalIdSchema, fingerprintPusharyAction, idSchema, parseExternalId } from '../pushary/identity.js'
+import { PUSHARY_LIMITS } from '../pushary/limits.js'
+import { answerPusharyQuestion, parsePusharyQuestion, pusharyAnswerSchema } from '../pushary/question.js'
+import { type PusharyWorkflowReview, pusharyReviewParentSchema } from '../store/review-schema.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
+import {
+  parsePusharyApprovalStepInput,
+  pusharyApprovalResumeSchema,
+  pusharyApprovalStepInputSchema,
+  pusharyApprovalSuspendSchema,
+} from './approval-schemas.js'
+import { workflowApprovalKey, workflowBindingContext } from './workflow-binding.js'
+
+/**
+ * Collaborators of the approval step: a Pushary client (or the credentials to
+ * build one, once, in the factory) and the review store that records the
+ * binding the dispatcher later resumes from.
+ *
+ * @example
+ * const config: PusharyStepConfig = { client: createPusharyClient(), store }
+ */
+export type PusharyStepConfig =
+  | { client: PusharyClient; store: PusharyReviewStore }
+  | { client?: undefined; apiKey?: string; baseUrl?: string; store: PusharyReviewStore }
+
+/**
+ * Options of {@link pusharyApprovalStep}; validated in the factory, before any
+ * workflow runs or any HTTP request.
+ *
+ * @example
+ * const opts: PusharyApprovalStepOptions = { externalId: 'customer_1', expiresInSeconds: 3600 }
+ */
+export interface PusharyApprovalStepOptions {
+  /** Mastra step id; default `'pushary-approval'`. */
+  id?: string
+  /** The person asked; else taken from the step input. Trusted configuration wins over input. */
+  externalId?: string
+  /** Where the service posts the signed callback; optional (reconcile polls otherwise). */
+  callbackUrl?: string
+  expiresInSeconds?: number
+  requireReachable?: boolean
+  agentName?: string
+  /** Only honoured by sandbox keys and the local service. */
+  sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
+}
+
+/** Request-context key under which a multi-item parent tells its child run where it came from. */
+export const PUSHARY_PARENT_CONTEXT_KEY = 'pushary.parent'
+
+const optionsSchema = z.object({
+  id: idSchema.max(200).default('pushary-approval'),
+  externalId: externalIdSchema.optional(),
+  callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
+  expiresInSeconds: z.number().int().min(1).max(2_592_000).optional(),
+  requireReachable: z.boolean().optional(),
+  agentName: z.string().trim().min(1).max(PUSHARY_LIMITS.agentNameMax).optional(),
+  sandboxOutcome: z.enum(['approve', 'deny', 'no_answer']).optional(),
+})
+
+/**
+ * Resolves the client once. Exported for the other workflow factories so all
+ * of them accept the same config shape.
+ *
+ * @example
+ * const client = resolvePusharyClient({ store, apiKey: process.env.PUSHARY_API_KEY })
+ */
+export function resolvePusharyClient(config: PusharyStepConfig): PusharyClient {
+  if (config.client) return config.client
+  return createPusharyClient({ apiKey: config.apiKey, baseUrl: config.baseUrl })
+}
+
+/**
+ * A Mastra step that asks one person one question and suspends until the
+ * dispatcher resumes it with the verified answer.
+ *
+ * First pass: creates the decision (idempotency key from run, step, customer,
+ * `operationId` and the question fingerprint), saves the review binding
+ * (`pending`), then suspends with `{ decisionId, correlationId }` under the
+ * resume label `decisionId`. Resume pass: returns `{ status, value, approved }`;
+ * only a confirm answered `yes` approves. An answer that does not fit the
+ * question (a confirm that is neither yes nor no) keeps the step suspended.
+ *
+ * @example
+ * const approve = pusharyApprovalStep({ client, store }, { externalId: 'customer_1' })
+ * const wf = createWorkflow({ id: 'refund', inputSchema: pusharyApprovalStepInputSchema, outputSchema: pusharyAnswerSchema })
+ *   .then(approve).commit()
+ */
+export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyApprovalStepOptions = {}) {
+  const parsed = optionsSchema.safeParse(opts)
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]?.path[0]
+    throw PusharyValidationError.fromZod(parsed.error, {
+      operation: 'pusharyApprovalStep',
+      code:
+        first === 'externalId'
+          ? 'invalid_external_id'
+          : first === 'id'
+            ? 'invalid_identifier'
+            : 'invalid_decision_input',
+      fieldPrefix: 'opts',
+    })
+  }
+  const options = parsed.data
+  if (!config || typeof config !== 'object' || !config.store) {
+    throw new PusharyValidationError({
+      code: 'invalid_decision_input',
+      operation: 'pusharyApprovalStep',
+      field: 'config.store',
+      message: 'a review store is required',
+    })
+  }
+  const store = config.store
+  const client = resolvePusharyClient(config)
+  const stepId = options.id
+
+  return createStep({
+    id: stepId,
+    description: 'Ask one person on their phone and wait for the verified answer.',
+    inputSchema: pusharyApprovalStepInputSchema,
+    outputSchema: pusharyAnswerSchema,
+    suspendSchema: pusharyApprovalSuspendSchema,
+    resumeSchema: pusharyApprovalResumeSchema,
+    execute: async ({ inputData, resumeData, suspendData, suspend, runId, workflowId, requestContext }) => {
+      const input = parsePusharyApprovalStepInput(inputData)
+      const question = parsePusharyQuestion(
+        { question: input.question, type: input.type, options: input.options },
+        'pusharyApprovalStep',
+      )
+
+      if (resumeData) {
+        try {
+          return answerPusharyQuestion(question, resumeData.status, resumeData.answer)
+        } catch (error) {
+          // Fail closed without consuming the suspension: an answer that does
+          // not fit the question leaves the person's real answer resumable.
+          if (isPusharyValidationError(error) && suspendData) {
+            return suspend(suspendData, { resumeLabel: suspendData.decisionId })
+          }
+          throw error
+        }
+      }
+
+      const externalId = parseExternalId(
+        options.externalId ?? input.externalId,
+        'externalId',
+        'pusharyApprovalStep',
+      )
+      const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
+      const parent = parentRaw === undefined ? undefined : pusharyReviewParentSchema.parse(parentRaw)
+      const binding = { workflowId, runId, stepId, operationId: input.operationId, externalId, question }
+      const context = workflowBindingContext(binding)
+
+      const created = await client.decisions.create({
+        question: question.question,
+        type: question.type,
+        ...(question.options ? { options: question.options } : {}),
+        ...(input.placeholder === undefined ? {} : { placeholder: input.placeholder }),
+        ...input.subject,
+        externalId,
+        context,
+        idempotencyKey: workflowApprovalKey(binding),
+        ...(options.callbackUrl === undefined ? {} : { callbackUrl: options.callbackUrl }),
+        ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds }),
+        ...(options.requireReachable === undefined ? {} : { requireReachable: options.requireReachable }),
+        ...(options.agentName === undefined ? {} : { agentName: options.agentName }),
+        ...(options.sandboxOutcome === undefined ? {} : { sandboxOutcome: options.sandboxOutcome }),
+      })
+      const decisionId = created.decisionId
+
+      // Saved before suspending: Mastra persists the snapshot only after this
+      // function returns, so the dispatcher treats a saved review whose label
+      // is not yet in the snapshot as "not suspended yet" and retries.
+      const review: PusharyWorkflowReview = {
+        target: 'workflow-step',
+        version: 1,
+        workflowId,
+        runId,
+        stepId,
+        forEachIndex: null,
+        resumeLabel: decisionId,
+        externalId,
+        operationId: input.operationId,
+        questionHash: fingerprintPusharyAction(question),
+        question,
+        ...(parent ? { parent } : {}),
+        decisionId,
+        correlationId: decisionId,
+        state: 'pending',
+      }
+      await store.save(review)
+      return suspend({ decisionId, correlationId: decisionId }, { resumeLabel: decisionId })
+    },
+  })
+}
+
+/** The step type {@link pusharyApprovalStep} returns. */
+export type PusharyApprovalStep = ReturnType<typeof pusharyApprovalStep>

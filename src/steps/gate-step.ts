@@ -1,0 +1,134 @@
+import { createStep } from '@mastra/core/workflows'
+import { z } from 'zod/v4'
+import { PusharyValidationError } from '../pushary/errors.js'
+import { idSchema } from '../pushary/identity.js'
+import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
+
+/**
+ * Why a gate refused to continue. `not_approved` covers a select or input
+ * answer: data, never permission.
+ *
+ * @example
+ * const reason: PusharyDeclineReason = 'expired'
+ */
+export type PusharyDeclineReason = 'denied' | 'expired' | 'cancelled' | 'not_approved'
+
+/**
+ * The run result when {@link pusharyGate} ends a run: the run status is
+ * `success`, its `result` is this object, and no later step ran.
+ *
+ * @example
+ * if (isPusharyDeclined(result.result)) console.log('not executed:', result.result.reason)
+ */
+export const pusharyDeclinedSchema = z.object({
+  outcome: z.literal('declined'),
+  reason: z.enum(['denied', 'expired', 'cancelled', 'not_approved']),
+  answer: pusharyAnswerSchema,
+})
+/** @example const d: PusharyDeclined = { outcome: 'declined', reason: 'denied', answer } */
+export type PusharyDeclined = z.infer<typeof pusharyDeclinedSchema>
+
+/**
+ * @example
+ * if (isPusharyDeclined(run.result)) notifyRequester(run.result.reason)
+ */
+export function isPusharyDeclined(value: unknown): value is PusharyDeclined {
+  return pusharyDeclinedSchema.safeParse(value).success
+}
+
+/**
+ * Classifies an answer for a gate. Fail closed: anything but a confirm
+ * answered `yes` (`approved: true`) is a decline.
+ *
+ * @example
+ * declineReason({ status: 'expired', value: null, approved: false }) // 'expired'
+ */
+export function declineReason(answer: PusharyAnswer): PusharyDeclineReason | null {
+  if (answer.approved === true && answer.status === 'answered') return null
+  switch (answer.status) {
+    case 'expired':
+      return 'expired'
+    case 'cancelled':
+      return 'cancelled'
+    case 'answered':
+      return answer.value === 'no' ? 'denied' : 'not_approved'
+    default: {
+      const unreachable: never = answer.status
+      return unreachable
+    }
+  }
+}
+
+function gateId(id: unknown, fallback: string): string {
+  const parsed = idSchema.optional().safeParse(id)
+  if (!parsed.success) {
+    throw PusharyValidationError.fromZod(parsed.error, {
+      operation: 'pusharyGate',
+      code: 'invalid_identifier',
+      fieldPrefix: 'opts.id',
+    })
+  }
+  return parsed.data ?? fallback
+}
+
+/**
+ * Place between {@link pusharyApprovalStep} and a protected step. Passes the
+ * answer on only when `approved` is true; otherwise ends the run (status
+ * `success`) with a {@link PusharyDeclined} result, so the protected step is
+ * never reached on deny, expiry, cancellation, or a select/input answer.
+ *
+ * @example
+ * createWorkflow({ id: 'refund', inputSchema, outputSchema })
+ *   .then(pusharyApprovalStep(config, opts)).then(pusharyGate()).then(issueRefund).commit()
+ */
+export function pusharyGate(opts: { id?: string } = {}) {
+  return createStep({
+    id: gateId(opts.id, 'pushary-gate'),
+    description: 'Continue only when the person approved; otherwise end the run as declined.',
+    inputSchema: pusharyAnswerSchema,
+    outputSchema: pusharyAnswerSchema,
+    execute: async ({ inputData, bail }) => {
+      const answer = pusharyAnswerSchema.parse(inputData)
+      const reason = declineReason(answer)
+      if (reason === null) return answer
+      const declined: PusharyDeclined = { outcome: 'declined', reason, answer }
+      return bail(declined)
+    },
+  })
+}
+
+/**
+ * One approved item after {@link pusharyGateItems}: its index in the input
+ * list and its answer.
+ *
+ * @example
+ * const item: PusharyApprovedItem = { index: 2, answer: { status: 'answered', value: 'yes', approved: true } }
+ */
+export const pusharyApprovedItemSchema = z.object({
+  index: z.number().int().min(0),
+  answer: pusharyAnswerSchema,
+})
+/** @example const items: PusharyApprovedItem[] = [] */
+export type PusharyApprovedItem = z.infer<typeof pusharyApprovedItemSchema>
+
+/**
+ * The multi-item gate: takes the per-item answers (from `.foreach` over the
+ * approval step or from the batch step) and passes on only the approved ones,
+ * with their input index, so a following `.foreach(protectedStep)` never sees
+ * a declined, expired, cancelled, select or input item.
+ *
+ * @example
+ * wf.then(pusharyApprovalBatchStep(config, opts)).then(pusharyGateItems()).foreach(refundItem)
+ */
+export function pusharyGateItems(opts: { id?: string } = {}) {
+  return createStep({
+    id: gateId(opts.id, 'pushary-gate-items'),
+    description: 'Keep only the items the person approved.',
+    inputSchema: z.array(pusharyAnswerSchema),
+    outputSchema: z.array(pusharyApprovedItemSchema),
+    execute: async ({ inputData }) => {
+      const answers = z.array(pusharyAnswerSchema).parse(inputData)
+      return answers.flatMap((answer, index) => (declineReason(answer) === null ? [{ index, answer }] : []))
+    },
+  })
+}

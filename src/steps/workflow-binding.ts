@@ -1,0 +1,94 @@
+import type { Decision } from '../pushary/decision-schemas.js'
+import { PusharyValidationError } from '../pushary/errors.js'
+import { canonicalJson, deterministicKey, fingerprintPusharyAction } from '../pushary/identity.js'
+import { PUSHARY_LIMITS } from '../pushary/limits.js'
+import type { PusharyQuestion } from '../pushary/question.js'
+import type { PusharyWorkflowReview } from '../store/review-schema.js'
+
+/**
+ * The immutable identity of one workflow approval: which run and step asked
+ * whom about which business operation, and the exact question.
+ */
+export interface PusharyWorkflowBinding {
+  workflowId: string
+  runId: string
+  stepId: string
+  operationId: string
+  externalId: string
+  question: PusharyQuestion
+}
+
+/**
+ * Idempotency key of the decision a workflow step creates. A re-run of the
+ * same step (retry, `run.restart()`) derives the same key and so lands on the
+ * same decision instead of paging the person twice.
+ *
+ * @example
+ * const key = workflowApprovalKey({ workflowId: 'refund', runId, stepId: 'approve', operationId: 'o1', externalId: 'c1', question })
+ */
+export function workflowApprovalKey(binding: PusharyWorkflowBinding): string {
+  return deterministicKey([
+    binding.runId,
+    binding.stepId,
+    binding.externalId,
+    binding.operationId,
+    fingerprintPusharyAction(binding.question),
+  ])
+}
+
+/**
+ * The decision `context`: canonical JSON of the binding with the question
+ * replaced by its fingerprint. The service echoes it back, so the dispatcher
+ * can prove a re-read decision belongs to this exact run, step and operation.
+ * Checked against the service's 2,000-character limit before any request.
+ *
+ * @example
+ * const context = workflowBindingContext(binding)
+ */
+export function workflowBindingContext(binding: PusharyWorkflowBinding): string {
+  const context = canonicalJson({
+    pushary: 'workflow-step',
+    version: 1,
+    workflowId: binding.workflowId,
+    runId: binding.runId,
+    stepId: binding.stepId,
+    operationId: binding.operationId,
+    externalId: binding.externalId,
+    questionHash: fingerprintPusharyAction(binding.question),
+  })
+  if (context.length > PUSHARY_LIMITS.contextMax) {
+    throw new PusharyValidationError({
+      code: 'invalid_decision_input',
+      operation: 'pusharyApprovalStep',
+      field: 'context',
+      message: `the workflow binding exceeds the decision context limit of ${PUSHARY_LIMITS.contextMax} characters`,
+    })
+  }
+  return context
+}
+
+/**
+ * Compares a decision re-read from the service with the saved review. Returns
+ * `null` when it matches, else the reason. The service may omit the
+ * recipient (`externalId: null`); the exact context match covers that case.
+ *
+ * @example
+ * const mismatch = checkWorkflowDecision(review, await client.decisions.get(review.decisionId))
+ * if (mismatch) throw new Error(mismatch)
+ */
+export function checkWorkflowDecision(review: PusharyWorkflowReview, decision: Decision): string | null {
+  if (decision.decisionId !== review.decisionId) return 'decisionId differs from the saved review'
+  if (decision.externalId !== null && decision.externalId !== review.externalId) {
+    return 'externalId differs from the saved review'
+  }
+  if (decision.type !== review.question.type) return 'type differs from the saved question'
+  if (decision.question.trim() !== review.question.question) return 'question differs from the saved question'
+  if (
+    fingerprintPusharyAction(decision.options ?? []) !==
+    fingerprintPusharyAction(review.question.options ?? [])
+  ) {
+    return 'options differ from the saved question'
+  }
+  if (decision.context !== workflowBindingContext(review)) return 'context differs from the saved binding'
+  return null
+}

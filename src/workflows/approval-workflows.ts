@@ -1,0 +1,221 @@
+import { RequestContext } from '@mastra/core/request-context'
+import { createStep, createWorkflow } from '@mastra/core/workflows'
+import { z } from 'zod/v4'
+import { PusharyValidationError } from '../pushary/errors.js'
+import { idSchema } from '../pushary/identity.js'
+import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
+import { parsePusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
+import {
+  PUSHARY_PARENT_CONTEXT_KEY,
+  type PusharyApprovalStepOptions,
+  type PusharyStepConfig,
+  pusharyApprovalStep,
+} from '../steps/approval-step.js'
+import {
+  batchChildRunId,
+  pusharyBatchResumeSchema,
+  pusharyBatchSuspendSchema,
+  readBatchChild,
+} from './batch-parent.js'
+import { findWorkflow, loadRunSnapshot } from './run-snapshot.js'
+
+function checkedId(value: unknown, field: string, operation: string): string {
+  const parsed = idSchema.max(200).safeParse(value)
+  if (parsed.success) return parsed.data
+  throw PusharyValidationError.fromZod(parsed.error, {
+    operation,
+    code: 'invalid_identifier',
+    fieldPrefix: field,
+  })
+}
+
+/**
+ * One question, one person: `pusharyApprovalStep` alone in a workflow whose
+ * output is the answer. Register it on Mastra; it is also the child workflow
+ * of {@link pusharyApprovalBatchStep}.
+ *
+ * @example
+ * const approval = createPusharyApprovalWorkflow({ client, store }, { id: 'pushary-approval-item' })
+ * const mastra = new Mastra({ workflows: { approval }, storage })
+ */
+export function createPusharyApprovalWorkflow(
+  config: PusharyStepConfig,
+  opts: PusharyApprovalStepOptions & { workflowId?: string } = {},
+) {
+  const { workflowId, ...stepOptions } = opts
+  const id = checkedId(
+    workflowId ?? 'pushary-approval-item',
+    'opts.workflowId',
+    'createPusharyApprovalWorkflow',
+  )
+  return createWorkflow({
+    id,
+    inputSchema: pusharyApprovalStepInputSchema,
+    outputSchema: pusharyAnswerSchema,
+  })
+    .then(pusharyApprovalStep(config, stepOptions))
+    .commit()
+}
+
+/**
+ * Several items, each its own decision, through Mastra's `.foreach`. Results
+ * come back in input order. Suitable for a few dozen items: Mastra's foreach
+ * snapshot grows quadratically; use {@link pusharyApprovalBatchStep} beyond that.
+ * `concurrency` is how many items are asked at once (Mastra's default is 1).
+ *
+ * @example
+ * const wf = createPusharyForeachApprovalWorkflow(config, { workflowId: 'three-questions', concurrency: 3, externalId: 'c1' })
+ */
+export function createPusharyForeachApprovalWorkflow(
+  config: PusharyStepConfig,
+  opts: PusharyApprovalStepOptions & { workflowId?: string; concurrency?: number } = {},
+) {
+  const { workflowId, concurrency, ...stepOptions } = opts
+  const id = checkedId(
+    workflowId ?? 'pushary-foreach-approval',
+    'opts.workflowId',
+    'createPusharyForeachApprovalWorkflow',
+  )
+  const parsedConcurrency = z.number().int().min(1).max(1000).optional().safeParse(concurrency)
+  if (!parsedConcurrency.success) {
+    throw PusharyValidationError.fromZod(parsedConcurrency.error, {
+      operation: 'createPusharyForeachApprovalWorkflow',
+      code: 'invalid_decision_input',
+      fieldPrefix: 'opts.concurrency',
+    })
+  }
+  return createWorkflow({
+    id,
+    inputSchema: z.array(pusharyApprovalStepInputSchema),
+    outputSchema: z.array(pusharyAnswerSchema),
+  })
+    .foreach(pusharyApprovalStep(config, stepOptions), { concurrency: parsedConcurrency.data ?? 1 })
+    .commit()
+}
+
+async function startChildren(input: {
+  count: number
+  concurrency: number
+  start: (index: number) => Promise<void>
+}): Promise<void> {
+  let next = 0
+  const worker = async () => {
+    while (next < input.count) {
+      const index = next++
+      await input.start(index)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(input.concurrency, input.count) }, worker))
+}
+
+/**
+ * The linear multi-item approval. Same input and output as
+ * `.foreach(pusharyApprovalStep)` (a list of step inputs in, the answers in
+ * input order out), but each item is its own child run of a registered
+ * single-approval workflow (`childWorkflowId`), and the parent suspends once.
+ * Every child is resumed on its own (no contention, ~1 KB snapshots); the
+ * dispatcher resumes the parent once, when the last child settles.
+ *
+ * @example
+ * createWorkflow({ id: 'refund-batch', inputSchema: z.array(pusharyApprovalStepInputSchema), outputSchema })
+ *   .then(pusharyApprovalBatchStep({ childWorkflowId: 'pushary-approval-item' }))
+ *   .then(pusharyGateItems())
+ *   .foreach(refundItem)
+ *   .commit()
+ */
+export function pusharyApprovalBatchStep(opts: {
+  id?: string
+  childWorkflowId: string
+  startConcurrency?: number
+}) {
+  const stepId = checkedId(opts.id ?? 'pushary-approval-batch', 'opts.id', 'pusharyApprovalBatchStep')
+  const childWorkflowId = checkedId(opts.childWorkflowId, 'opts.childWorkflowId', 'pusharyApprovalBatchStep')
+  const startConcurrency = opts.startConcurrency ?? 8
+  if (!Number.isInteger(startConcurrency) || startConcurrency < 1 || startConcurrency > 64) {
+    throw new PusharyValidationError({
+      code: 'invalid_decision_input',
+      operation: 'pusharyApprovalBatchStep',
+      field: 'opts.startConcurrency',
+      message: 'startConcurrency must be an integer from 1 to 64',
+    })
+  }
+  return createStep({
+    id: stepId,
+    description: 'Ask one decision per item, each in its own child run; continue when all are settled.',
+    inputSchema: z.array(pusharyApprovalStepInputSchema),
+    outputSchema: z.array(pusharyAnswerSchema),
+    suspendSchema: pusharyBatchSuspendSchema,
+    resumeSchema: pusharyBatchResumeSchema,
+    execute: async ({ inputData, resumeData, suspend, runId, workflowId, mastra }) => {
+      const items = inputData.map((item, index) =>
+        parsePusharyApprovalStepInput(item, `pusharyApprovalBatchStep items[${index}]`),
+      )
+      const child = findWorkflow(mastra, childWorkflowId, runId)
+      const suspendPayload = { pushary: 'batch' as const, childWorkflowId, count: items.length }
+
+      if (!resumeData) {
+        await startChildren({
+          count: items.length,
+          concurrency: startConcurrency,
+          start: async (index) => {
+            const childRunId = batchChildRunId(runId, index)
+            // A re-run of this first pass (retry, restart) must not ask twice.
+            if (await loadRunSnapshot(mastra, childWorkflowId, childRunId)) return
+            const requestContext = new RequestContext()
+            requestContext.set(PUSHARY_PARENT_CONTEXT_KEY, { workflowId, runId, stepId, itemIndex: index })
+            const run = await child.createRun({ runId: childRunId })
+            const started = await run.start({ inputData: items[index], requestContext })
+            if (started.status === 'failed') {
+              throw new Error(`pusharyApprovalBatchStep: item ${index} could not be asked`, {
+                cause: (started as { error?: unknown }).error,
+              })
+            }
+          },
+        })
+      }
+
+      const answers: PusharyAnswer[] = []
+      for (let index = 0; index < items.length; index++) {
+        const state = await readBatchChild(mastra, childWorkflowId, batchChildRunId(runId, index))
+        if (state.state === 'open') return suspend(suspendPayload)
+        if (state.state === 'failed') {
+          throw new Error(`pusharyApprovalBatchStep: item ${index} failed: ${state.reason}`)
+        }
+        answers.push(state.answer)
+      }
+      return answers
+    },
+  })
+}
+
+/**
+ * A ready-made linear multi-item workflow: the batch step alone. Register it
+ * together with the child single-approval workflow.
+ *
+ * @example
+ * const item = createPusharyApprovalWorkflow(config, { workflowId: 'pushary-approval-item', externalId: 'c1' })
+ * const batch = createPusharyBatchApprovalWorkflow({ workflowId: 'pushary-batch', childWorkflowId: item.id })
+ */
+export function createPusharyBatchApprovalWorkflow(opts: {
+  workflowId?: string
+  childWorkflowId: string
+  startConcurrency?: number
+}) {
+  const id = checkedId(
+    opts.workflowId ?? 'pushary-batch-approval',
+    'opts.workflowId',
+    'createPusharyBatchApprovalWorkflow',
+  )
+  return createWorkflow({
+    id,
+    inputSchema: z.array(pusharyApprovalStepInputSchema),
+    outputSchema: z.array(pusharyAnswerSchema),
+  })
+    .then(
+      pusharyApprovalBatchStep({
+        childWorkflowId: opts.childWorkflowId,
+        ...(opts.startConcurrency === undefined ? {} : { startConcurrency: opts.startConcurrency }),
+      }),
+    )
+    .commit()
+}

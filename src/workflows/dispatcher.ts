@@ -1,0 +1,367 @@
+import type { Mastra } from '@mastra/core/mastra'
+import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from '../pushary/callbacks.js'
+import type { PusharyClient } from '../pushary/client.js'
+import type { Decision } from '../pushary/decision-schemas.js'
+import { PusharyValidationError } from '../pushary/errors.js'
+import { idSchema } from '../pushary/identity.js'
+import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
+import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
+import { checkWorkflowDecision } from '../steps/workflow-binding.js'
+import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
+import { type PusharyParentOutcome, settleBatchParent } from './batch-parent.js'
+import { isPusharyResumeError } from './resume-error.js'
+import { resumePusharyApproval } from './resume-guard.js'
+import { createKeyedQueue } from './run-queue.js'
+import { findWorkflow, isTargetSuspended, labelTarget, loadRunSnapshot } from './run-snapshot.js'
+
+/**
+ * Outcome of resuming one decision. Retry later on `unknown`, `busy`,
+ * `pending` and `not_suspended_yet`; `uncertain` needs an operator; every
+ * other status is final for this decision.
+ *
+ * @example
+ * switch (result.status) { case 'resumed': break; default: break }
+ */
+export type PusharyDispatchResult =
+  | {
+      status: 'resumed'
+      decisionId: string
+      workflowId: string
+      runId: string
+      answer: PusharyAnswer
+      runStatus: string
+      parent?: PusharyParentOutcome
+    }
+  | { status: 'pending'; decisionId: string }
+  | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
+  | { status: 'busy'; decisionId: string }
+  | { status: 'duplicate'; decisionId: string }
+  | { status: 'unknown'; decisionId: string; reason: string }
+  | { status: 'unsupported'; decisionId: string; reason: string }
+  | { status: 'mismatch'; decisionId: string; reason: string }
+  | { status: 'invalid_answer'; decisionId: string; reason: string }
+  | { status: 'stale'; decisionId: string; reason: string }
+  | { status: 'uncertain'; decisionId: string; reason: string; persistenceError?: string }
+
+/** Statuses after which the same decision should be tried again later. */
+export const RETRYABLE_DISPATCH_STATUSES = ['unknown', 'busy', 'pending', 'not_suspended_yet'] as const
+
+/**
+ * Collaborators of {@link createPusharyDispatcher}.
+ *
+ * @example
+ * const options: PusharyDispatcherOptions = { mastra, client, store, webhookSecret: server.webhookSecret }
+ */
+export interface PusharyDispatcherOptions {
+  mastra: Mastra
+  client: PusharyClient
+  store: PusharyReviewStore
+  /** Secret that signs callbacks; only `handleCallback` needs it. */
+  webhookSecret?: string
+  now?: () => Date
+  /** How long a resume waits for another resume of the same run; default 30 s. */
+  conflictTimeoutMs?: number
+}
+
+/**
+ * Summary of one `reconcile` round.
+ *
+ * @example
+ * const { resumed, results } = await dispatcher.reconcile({ limit: 100 })
+ */
+export interface PusharyReconcileReport {
+  checked: number
+  resumed: number
+  results: (PusharyDispatchResult | { status: 'error'; decisionId: string; reason: string })[]
+}
+
+/**
+ * The one resume path of the package: turns a verified answer into exactly
+ * one resume of exactly one suspended step or foreach iteration.
+ *
+ * @example
+ * const dispatcher = createPusharyDispatcher({ mastra, client, store, webhookSecret })
+ * export const POST = (request: Request) => dispatcher.handleCallback(request)
+ */
+export interface PusharyDispatcher {
+  /** Verify, persist the receipt, resume; 401 forged, 503 retry later, 200 otherwise. */
+  handleCallback(request: Request): Promise<Response>
+  /** Poll the service for pending reviews and resume the settled ones. */
+  reconcile(options?: { limit?: number }): Promise<PusharyReconcileReport>
+  /** Resume one decision from the service's current state (callback-free). */
+  resumeDecision(decisionId: string): Promise<PusharyDispatchResult>
+  /**
+   * Operator path after a crash mid-resume (review `resuming`, run stuck
+   * `running`): restarts the run so the step suspends again on the same
+   * decision, then re-applies the verified answer.
+   */
+  recover(decisionId: string): Promise<PusharyDispatchResult>
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+function toResumeData(decision: Decision): PusharyApprovalResume {
+  const status = decision.status === 'pending' ? 'answered' : decision.status
+  return { answer: status === 'answered' ? decision.value : null, status }
+}
+
+/**
+ * Builds the dispatcher. Collaborators are passed in; nothing is global.
+ *
+ * @example
+ * const dispatcher = createPusharyDispatcher({ mastra, client, store, webhookSecret: process.env.PUSHARY_WEBHOOK_SECRET })
+ * setInterval(() => void dispatcher.reconcile({ limit: 100 }), 30_000)
+ */
+export function createPusharyDispatcher(options: PusharyDispatcherOptions): PusharyDispatcher {
+  const { mastra, client, store } = options
+  const now = options.now ?? (() => new Date())
+  const queue = createKeyedQueue()
+
+  async function verifiedAnswer(
+    review: PusharyWorkflowReview,
+  ): Promise<{ answer: PusharyAnswer; resumeData: PusharyApprovalResume } | PusharyDispatchResult> {
+    const decisionId = review.decisionId
+    // The callback body is never authority: the answer comes from the service.
+    const decision = await client.decisions.get(decisionId)
+    const mismatch = checkWorkflowDecision(review, decision)
+    if (mismatch) return { status: 'mismatch', decisionId, reason: mismatch }
+    if (decision.status === 'pending') return { status: 'pending', decisionId }
+    const resumeData = toResumeData(decision)
+    try {
+      return {
+        answer: answerPusharyQuestion(review.question, resumeData.status, resumeData.answer),
+        resumeData,
+      }
+    } catch (error) {
+      return { status: 'invalid_answer', decisionId, reason: errorMessage(error) }
+    }
+  }
+
+  async function finishSafely(
+    decisionId: string,
+    state: 'completed' | 'stale' | 'uncertain',
+    reason?: string,
+  ): Promise<string | undefined> {
+    try {
+      await store.finish(decisionId, state, reason)
+      return undefined
+    } catch (error) {
+      return errorMessage(error)
+    }
+  }
+
+  async function resumeClaimed(
+    review: PusharyWorkflowReview,
+    answer: PusharyAnswer,
+    resumeData: PusharyApprovalResume,
+  ): Promise<PusharyDispatchResult> {
+    const decisionId = review.decisionId
+    try {
+      const outcome = await resumePusharyApproval({
+        mastra,
+        workflowId: review.workflowId,
+        runId: review.runId,
+        label: review.resumeLabel,
+        resumeData,
+        ...(options.conflictTimeoutMs === undefined ? {} : { conflictTimeoutMs: options.conflictTimeoutMs }),
+      })
+      if (outcome.stillSuspended) {
+        const reason = 'the step is still suspended after the resume'
+        const persistenceError = await finishSafely(decisionId, 'uncertain', reason)
+        return { status: 'uncertain', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
+      }
+      await store.finish(decisionId, 'completed')
+      const resumed: PusharyDispatchResult = {
+        status: 'resumed',
+        decisionId,
+        workflowId: review.workflowId,
+        runId: review.runId,
+        answer,
+        runStatus: outcome.result.status,
+      }
+      if (review.parent) {
+        resumed.parent = await settleBatchParent({ mastra, parent: review.parent })
+      }
+      return resumed
+    } catch (error) {
+      // Refusals are raised before Mastra runs anything: the step or
+      // iteration vanished, so this review can never resume. Stale, not uncertain.
+      if (isPusharyResumeError(error) && error.code !== 'resume_conflict' && error.code !== 'no_storage') {
+        const reason = error.message
+        const persistenceError = await finishSafely(decisionId, 'stale', reason)
+        return { status: 'stale', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
+      }
+      const reason = errorMessage(error)
+      const persistenceError = await finishSafely(decisionId, 'uncertain', reason)
+      return { status: 'uncertain', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
+    }
+  }
+
+  async function savedReview(decisionId: string): Promise<PusharyWorkflowReview | PusharyDispatchResult> {
+    const review = await store.get(decisionId)
+    if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
+    if (review.target !== 'workflow-step') {
+      return {
+        status: 'unsupported',
+        decisionId,
+        reason: `reviews of target "${review.target}" are not workflow steps`,
+      }
+    }
+    switch (review.state) {
+      case 'pending':
+        return review
+      case 'resuming':
+        return { status: 'busy', decisionId }
+      case 'completed':
+        return { status: 'duplicate', decisionId }
+      case 'stale':
+        return { status: 'stale', decisionId, reason: 'the review was already found stale' }
+      case 'uncertain':
+        return {
+          status: 'uncertain',
+          decisionId,
+          reason: 'the review is uncertain; an operator must recover it',
+        }
+      default: {
+        const unreachable: never = review.state
+        return unreachable
+      }
+    }
+  }
+
+  async function resumeDecisionInQueue(decisionId: string): Promise<PusharyDispatchResult> {
+    const review = await savedReview(decisionId)
+    if ('status' in review && !('target' in review)) return review
+    const saved = review as PusharyWorkflowReview
+    const verified = await verifiedAnswer(saved)
+    if ('status' in verified) return verified
+
+    // Mastra persists the snapshot only after the suspending step returns, so
+    // a fast answer can arrive before the run is suspended. Do not claim then.
+    const snapshot = await loadRunSnapshot(mastra, saved.workflowId, saved.runId)
+    if (!snapshot || ['running', 'pending', 'waiting'].includes(snapshot.status)) {
+      return { status: 'not_suspended_yet', decisionId, runStatus: snapshot?.status ?? 'absent' }
+    }
+    const target = labelTarget(snapshot, saved.resumeLabel)
+    const live = target !== null && isTargetSuspended(snapshot, target)
+
+    const claim = await store.claim(decisionId, saved.runId)
+    switch (claim) {
+      case 'busy':
+        return { status: 'busy', decisionId }
+      case 'settled':
+        return { status: 'duplicate', decisionId }
+      case 'claimed':
+        break
+      default: {
+        const unreachable: never = claim
+        return unreachable
+      }
+    }
+    if (!live) {
+      const reason = `the run is ${snapshot.status} and no longer waits on this decision`
+      const persistenceError = await finishSafely(decisionId, 'stale', reason)
+      return { status: 'stale', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
+    }
+    return resumeClaimed(saved, verified.answer, verified.resumeData)
+  }
+
+  async function resumeDecision(decisionId: string): Promise<PusharyDispatchResult> {
+    const parsed = idSchema.safeParse(decisionId)
+    if (!parsed.success) {
+      throw PusharyValidationError.fromZod(parsed.error, {
+        operation: 'dispatcher.resumeDecision',
+        code: 'invalid_identifier',
+        fieldPrefix: 'decisionId',
+      })
+    }
+    const review = await store.get(decisionId)
+    if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
+    // One process never races itself on one run (Mastra's 2 s wait would lose answers).
+    return queue.run(review.runId, () => resumeDecisionInQueue(decisionId))
+  }
+
+  async function recoverInQueue(decisionId: string): Promise<PusharyDispatchResult> {
+    const review = await store.get(decisionId)
+    if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision' }
+    if (review.target !== 'workflow-step') {
+      return {
+        status: 'unsupported',
+        decisionId,
+        reason: `reviews of target "${review.target}" are not workflow steps`,
+      }
+    }
+    if (review.state !== 'resuming') return savedReview(decisionId) as Promise<PusharyDispatchResult>
+    const verified = await verifiedAnswer(review)
+    if ('status' in verified) return verified
+    const snapshot = await loadRunSnapshot(mastra, review.workflowId, review.runId)
+    if (!snapshot) return { status: 'unknown', decisionId, reason: 'the run has no snapshot' }
+    if (snapshot.status === 'running') {
+      // The crash left the run claimed by nobody. Restart re-runs the step's
+      // first pass: same idempotency key, same decision, same binding, suspended again.
+      const run = await findWorkflow(mastra, review.workflowId, review.runId).createRun({
+        runId: review.runId,
+      })
+      await run.restart()
+    }
+    return resumeClaimed(review, verified.answer, verified.resumeData)
+  }
+
+  async function handleCallback(request: Request): Promise<Response> {
+    const reply = (status: number, body: unknown) =>
+      new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } })
+    const raw = await request.text()
+    if (!verifyWebhookSignature(raw, request.headers.get(SIGNATURE_HEADER), options.webhookSecret)) {
+      return reply(401, { error: 'invalid_signature' })
+    }
+    const callback = parseDecisionCallback(raw)
+    if (!callback) return reply(400, { error: 'invalid_callback_body' })
+    const decisionId = callback.decisionId || callback.correlationId
+    try {
+      // Durable inbox first: once we answer 200 the sender stops retrying.
+      await store.recordReceipt({ decisionId, receivedAt: now().toISOString(), body: raw })
+    } catch (error) {
+      return reply(503, { error: 'receipt_not_recorded', reason: errorMessage(error) })
+    }
+    let result: PusharyDispatchResult
+    try {
+      result = await resumeDecision(decisionId)
+    } catch (error) {
+      return reply(503, { status: 'error', decisionId, reason: errorMessage(error) })
+    }
+    const retry = (RETRYABLE_DISPATCH_STATUSES as readonly string[]).includes(result.status)
+    return reply(retry ? 503 : 200, result)
+  }
+
+  async function reconcile(reconcileOptions: { limit?: number } = {}): Promise<PusharyReconcileReport> {
+    const limit = reconcileOptions.limit ?? 100
+    const pending = await store.listByState('pending', { limit })
+    const report: PusharyReconcileReport = { checked: 0, resumed: 0, results: [] }
+    for (const review of pending) {
+      if (review.target !== 'workflow-step') continue
+      report.checked++
+      try {
+        const result = await resumeDecision(review.decisionId)
+        if (result.status === 'resumed') report.resumed++
+        report.results.push(result)
+      } catch (error) {
+        report.results.push({ status: 'error', decisionId: review.decisionId, reason: errorMessage(error) })
+      }
+    }
+    return report
+  }
+
+  return {
+    handleCallback,
+    reconcile,
+    resumeDecision,
+    recover: async (decisionId) => {
+      const review = await store.get(decisionId)
+      if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision' }
+      return queue.run(review.runId, () => recoverInQueue(decisionId))
+    },
+  }
+}
