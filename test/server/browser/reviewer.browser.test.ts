@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../../src/pushary/callbacks.js'
 import { createPusharyClient, type PusharyClient } from '../../../src/pushary/client.js'
 import { createPusharyDevServer, type PusharyDevServer } from '../../../src/server/dev-server.js'
@@ -83,6 +83,7 @@ describe('reviewer page in Chromium at 375 px', () => {
   let client: PusharyClient
   let browser: Browser
   const contexts: BrowserContext[] = []
+  const pageErrors: string[] = []
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'pushary-reviewer-browser-'))
@@ -90,6 +91,10 @@ describe('reviewer page in Chromium at 375 px', () => {
     receiver = await startCallbackReceiver(server.webhookSecret)
     client = createPusharyClient({ baseUrl: server.baseUrl, apiKey: server.apiKey })
     browser = await launchChromium()
+  })
+
+  afterEach(() => {
+    expect(pageErrors).toEqual([])
   })
 
   afterAll(async () => {
@@ -110,6 +115,11 @@ describe('reviewer page in Chromium at 375 px', () => {
     })
     contexts.push(context)
     const page = await context.newPage()
+    // A CSP violation or script error would silently stop live updates; fail loudly instead.
+    page.on('pageerror', (error) => pageErrors.push(`${externalId}: ${error.message}`))
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(`${externalId}: ${message.text()}`)
+    })
     await page.goto(universalLink)
     expect(new URL(page.url()).pathname).toBe('/review')
     // The page is live once the event stream said `ready`; later creations then cannot be missed.
@@ -287,6 +297,10 @@ describe('reviewer page in Chromium at 375 px', () => {
 
     const direct = await deviceB.page.goto(`${server.url}/review/${decisionId}`)
     expect(direct?.status()).toBe(403)
+    // Chromium logs every non-2xx navigation; this one is the expected refusal.
+    const expected = pageErrors.findIndex((text) => text.includes('status of 403'))
+    expect(expected).toBeGreaterThanOrEqual(0)
+    pageErrors.splice(expected, 1)
     expect(await deviceB.page.content()).not.toContain(question)
 
     const post = await deviceB.context.request.post(`${server.url}/review/${decisionId}/answer`, {
