@@ -1,0 +1,165 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { resolvePusharyCallback, verifyWebhookSignature } from '../../src/pushary/callbacks.js'
+import {
+  type CallbackReceiver,
+  eventually,
+  type Harness,
+  startCallbackReceiver,
+  startHarness,
+} from './service-harness.js'
+
+let harness: Harness | null = null
+let receiver: CallbackReceiver | null = null
+
+afterEach(async () => {
+  await harness?.close()
+  await receiver?.close()
+  harness = null
+  receiver = null
+})
+
+async function start(options: Parameters<typeof startHarness>[1] = {}): Promise<Harness> {
+  harness = await startHarness('callbacks', options)
+  return harness
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+interface DeliveryView {
+  state: string
+  attempts: number
+  event: string
+  history: Array<{ attempt: number; statusCode: number | null; ok: boolean }>
+}
+
+async function deliveriesOf(h: Harness, decisionId: string): Promise<DeliveryView[]> {
+  const response = await h.api('GET', `/decisions/${decisionId}/deliveries`)
+  return response.json.deliveries as DeliveryView[]
+}
+
+function assertSigned(r: CallbackReceiver, secret: string): void {
+  expect(r.received.length).toBeGreaterThan(0)
+  for (const delivery of r.received) {
+    expect(verifyWebhookSignature(delivery.rawBody, delivery.signature, secret)).toBe(true)
+  }
+}
+
+describe('callbacks', () => {
+  it('posts one signed decision.answered callback whose correlationId is the decision ID', async () => {
+    receiver = await startCallbackReceiver()
+    // A one-minute scan interval proves delivery is woken by the answer itself.
+    const h = await start({ callbackRetry: { scanIntervalMs: 60_000 } })
+    const { decisionId } = await h.client.decisions.create({
+      question: 'Refund?',
+      callbackUrl: receiver.url,
+      context: '{"order":1042}',
+    })
+    await sleep(200)
+    expect(receiver.received).toHaveLength(0)
+    await h.client.decisions.answer(decisionId, 'yes')
+    await receiver.waitFor(1)
+    assertSigned(receiver, h.server.webhookSecret)
+    const [delivery] = receiver.received
+    expect(delivery?.headers['content-type']).toContain('application/json')
+    const resolved = resolvePusharyCallback(
+      delivery?.rawBody ?? '',
+      delivery?.signature,
+      h.server.webhookSecret,
+    )
+    expect(resolved).toMatchObject({
+      event: 'decision.answered',
+      correlationId: decisionId,
+      decisionId,
+      status: 'answered',
+      answer: 'yes',
+      value: 'yes',
+      context: '{"order":1042}',
+      approved: true,
+    })
+    expect(resolvePusharyCallback(delivery?.rawBody ?? '', delivery?.signature, 'whsec_wrong')).toBeNull()
+
+    const read = await h.client.decisions.get(decisionId)
+    expect(read.deliveries).toEqual([
+      expect.objectContaining({ state: 'delivered', attempts: 1, event: 'decision.answered' }),
+    ])
+    await sleep(300)
+    expect(receiver.received).toHaveLength(1)
+  })
+
+  it('retries a receiver that fails twice and records exactly one accepted delivery', async () => {
+    receiver = await startCallbackReceiver([500, 503])
+    const h = await start({ callbackRetry: { baseDelayMs: 50, maxAttempts: 5, scanIntervalMs: 20 } })
+    const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
+    await h.client.decisions.answer(decisionId, 'no')
+    await receiver.waitFor(3)
+    const [delivery] = await eventually(async () => {
+      const views = await deliveriesOf(h, decisionId)
+      return views[0]?.state === 'delivered' ? views : undefined
+    })
+    await sleep(400)
+    assertSigned(receiver, h.server.webhookSecret)
+    expect(receiver.received.map((r) => r.respondedWith)).toEqual([500, 503, 200])
+    expect(receiver.received.filter((r) => r.respondedWith < 300)).toHaveLength(1)
+    expect(new Set(receiver.received.map((r) => r.rawBody)).size).toBe(1)
+    expect(delivery).toMatchObject({ state: 'delivered', attempts: 3 })
+    expect(delivery?.history.map((a) => [a.attempt, a.statusCode, a.ok])).toEqual([
+      [1, 500, false],
+      [2, 503, false],
+      [3, 200, true],
+    ])
+  })
+
+  it('gives up after the bounded number of attempts and shows the delivery as failed', async () => {
+    receiver = await startCallbackReceiver([500, 500, 500, 500, 500, 500])
+    const h = await start({ callbackRetry: { baseDelayMs: 30, maxAttempts: 3, scanIntervalMs: 20 } })
+    const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
+    await h.client.decisions.cancel(decisionId)
+    const [delivery] = await eventually(async () => {
+      const views = await deliveriesOf(h, decisionId)
+      return views[0]?.state === 'failed' ? views : undefined
+    })
+    await sleep(300)
+    expect(receiver.received).toHaveLength(3)
+    expect(delivery).toMatchObject({ state: 'failed', attempts: 3, event: 'decision.cancelled' })
+    expect(JSON.parse(receiver.received[0]?.rawBody ?? '{}')).toMatchObject({
+      event: 'decision.cancelled',
+      status: 'cancelled',
+      answer: null,
+    })
+  })
+
+  it('records an unreachable receiver as a failed attempt and keeps serving', async () => {
+    const h = await start({
+      callbackRetry: { baseDelayMs: 30, maxAttempts: 2, scanIntervalMs: 20, timeoutMs: 2_000 },
+    })
+    const { decisionId } = await h.client.decisions.create({
+      question: 'Refund?',
+      callbackUrl: 'http://127.0.0.1:9/unreachable',
+    })
+    await h.client.decisions.answer(decisionId, 'yes')
+    const [delivery] = await eventually(async () => {
+      const views = await deliveriesOf(h, decisionId)
+      return views[0]?.state === 'failed' ? views : undefined
+    })
+    expect(delivery?.history).toHaveLength(2)
+    expect(delivery?.history.every((a) => a.statusCode === null && !a.ok)).toBe(true)
+    expect((await h.client.decisions.get(decisionId)).status).toBe('answered')
+  })
+
+  it('signs deliveries with the rotated secret once the secret is rotated', async () => {
+    receiver = await startCallbackReceiver()
+    const h = await start()
+    const { webhookSecret } = await h.client.webhookSecret.rotate()
+    const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
+    await h.client.decisions.answer(decisionId, 'yes')
+    await receiver.waitFor(1)
+    assertSigned(receiver, webhookSecret)
+  })
+
+  it('sends nothing for a decision without a callback URL', async () => {
+    const h = await start()
+    const { decisionId } = await h.client.decisions.create({ question: 'Refund?' })
+    await h.client.decisions.answer(decisionId, 'yes')
+    expect(await deliveriesOf(h, decisionId)).toEqual([])
+  })
+})
