@@ -148,7 +148,10 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
   const transport = createPusharyTransport({ apiKey, baseUrl, requestTimeoutMs, fetch: fetchImpl })
   const decisionPath = (id: string) => `/decisions/${encodeURIComponent(id)}`
 
-  const create = (input: CreateDecisionInput, call: PusharyCallOptions = {}): Promise<DecisionResult> => {
+  const create = async (
+    input: CreateDecisionInput,
+    call: PusharyCallOptions = {},
+  ): Promise<DecisionResult> => {
     const operation = 'decisions.create'
     const body = parseWith(createDecisionInputSchema, input, operation, decisionInputCode)
     return transport.send({
@@ -163,7 +166,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
     })
   }
 
-  const get = (
+  const get = async (
     id: string,
     call: PusharyCallOptions & { wait?: number | undefined } = {},
   ): Promise<Decision> => {
@@ -237,7 +240,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
       create,
       get,
       ask,
-      answer(id, answer, call = {}) {
+      async answer(id, answer, call = {}) {
         const operation = 'decisions.answer'
         const decisionId = parseDecisionId(id, operation)
         if (typeof answer !== 'string' || answer.length === 0 || answer.length > PUSHARY_LIMITS.contextMax) {
@@ -257,7 +260,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
           signal: call.signal,
         })
       },
-      cancel(id, call = {}) {
+      async cancel(id, call = {}) {
         const operation = 'decisions.cancel'
         const decisionId = parseDecisionId(id, operation)
         return transport.send({
@@ -268,7 +271,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
           signal: call.signal,
         })
       },
-      list(query = {}, call = {}) {
+      async list(query = {}, call = {}) {
         const operation = 'decisions.list'
         const parsed = parseWith(listQuerySchema, query, operation, (field) =>
           field === 'externalId' ? 'invalid_external_id' : 'invalid_options',
@@ -283,7 +286,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
         })
       },
     },
-    enroll(externalId, call = {}) {
+    async enroll(externalId, call = {}) {
       const operation = 'enroll'
       const id = parseExternalId(externalId, 'externalId', operation)
       return transport.send({
@@ -295,7 +298,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
         signal: call.signal,
       })
     },
-    reachability(externalId, call = {}) {
+    async reachability(externalId, call = {}) {
       const operation = 'reachability'
       const id = parseExternalId(externalId, 'externalId', operation)
       return transport.send({
@@ -307,7 +310,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
         signal: call.signal,
       })
     },
-    authorize(input, call = {}) {
+    async authorize(input, call = {}) {
       const operation = 'authorize'
       const body = parseWith(authorizeInputSchema, input, operation, (field) =>
         field === 'externalId' ? 'invalid_external_id' : 'invalid_decision_input',
@@ -322,7 +325,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
       })
     },
     webhookSecret: {
-      get: (call = {}) =>
+      get: async (call = {}) =>
         transport.send({
           operation: 'webhookSecret.get',
           method: 'GET',
@@ -330,7 +333,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
           schema: webhookSecretSchema,
           signal: call.signal,
         }),
-      rotate: (call = {}) =>
+      rotate: async (call = {}) =>
         transport.send({
           operation: 'webhookSecret.rotate',
           method: 'POST',
