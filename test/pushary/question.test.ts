@@ -1,0 +1,210 @@
+import { describe, expect, it } from 'vitest'
+import { createDecisionInputSchema } from '../../src/pushary/decision-schemas.js'
+import { isPusharyValidationError, PusharyValidationError } from '../../src/pushary/errors.js'
+import {
+  answerPusharyQuestion,
+  describeAnswer,
+  isAffirmative,
+  isApproved,
+  type PusharyQuestion,
+  parsePusharyQuestion,
+} from '../../src/pushary/question.js'
+
+function thrown(run: () => unknown): unknown {
+  try {
+    run()
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a throw')
+}
+
+const confirm: PusharyQuestion = { question: 'Refund EUR 48?', type: 'confirm' }
+const select: PusharyQuestion = { question: 'Which plan?', type: 'select', options: ['basic', 'pro'] }
+
+describe('parsePusharyQuestion', () => {
+  it('trims the question and defaults the type to confirm', () => {
+    expect(parsePusharyQuestion({ question: '  Ship it?  ' })).toEqual({
+      question: 'Ship it?',
+      type: 'confirm',
+    })
+  })
+
+  it.each([
+    ['a blank question', { question: '   ' }, 'invalid_question', 'question'],
+    ['a 501-character question', { question: 'q'.repeat(501) }, 'invalid_question', 'question'],
+    [
+      'a select with one option',
+      { question: 'Pick', type: 'select', options: ['a'] },
+      'invalid_options',
+      'options',
+    ],
+    [
+      'a select with duplicates',
+      { question: 'Pick', type: 'select', options: ['a', 'a'] },
+      'invalid_options',
+      'options',
+    ],
+    ['options on a confirm', { question: 'Ok?', options: [] }, 'invalid_options', 'options'],
+    [
+      '21 options',
+      { question: 'Pick', type: 'select', options: Array.from({ length: 21 }, (_, i) => `o${i}`) },
+      'invalid_options',
+      'options',
+    ],
+    [
+      'an empty option',
+      { question: 'Pick', type: 'select', options: ['a', ''] },
+      'invalid_options',
+      'options.1',
+    ],
+    ['an unknown type', { question: 'Ok?', type: 'vote' }, 'invalid_question', 'type'],
+  ])('rejects %s naming the field', (_label, input, code, field) => {
+    const error = thrown(() => parsePusharyQuestion(input, 'approvalStep'))
+    expect(error).toBeInstanceOf(PusharyValidationError)
+    expect(error).toMatchObject({ code, field, operation: 'approvalStep' })
+    expect((error as PusharyValidationError).issues.length).toBeGreaterThan(0)
+  })
+})
+
+describe('answerPusharyQuestion', () => {
+  it('approves only a confirm answered exactly yes', () => {
+    expect(answerPusharyQuestion(confirm, 'answered', 'yes')).toEqual({
+      status: 'answered',
+      value: 'yes',
+      approved: true,
+    })
+    expect(answerPusharyQuestion(confirm, 'answered', 'no').approved).toBe(false)
+    expect(answerPusharyQuestion(select, 'answered', 'pro')).toEqual({
+      status: 'answered',
+      value: 'pro',
+      approved: false,
+    })
+    expect(answerPusharyQuestion({ question: 'Why?', type: 'input' }, 'answered', 'yes').approved).toBe(false)
+  })
+
+  it('turns expiry and cancellation into a null, unapproved answer', () => {
+    expect(answerPusharyQuestion(confirm, 'expired', 'yes')).toEqual({
+      status: 'expired',
+      value: null,
+      approved: false,
+    })
+    expect(answerPusharyQuestion(confirm, 'cancelled', null)).toEqual({
+      status: 'cancelled',
+      value: null,
+      approved: false,
+    })
+  })
+
+  it('rejects a missing value, a loose confirm word and an unconfigured option', () => {
+    for (const [question, value] of [
+      [confirm, null],
+      [confirm, 'Yes'],
+      [confirm, ' yes'],
+      [select, 'enterprise'],
+    ] as const) {
+      expect(thrown(() => answerPusharyQuestion(question, 'answered', value))).toMatchObject({
+        code: 'invalid_answer',
+        field: 'value',
+      })
+    }
+  })
+})
+
+describe('isApproved, isAffirmative and describeAnswer', () => {
+  it('fails closed unless the decision was answered affirmatively', () => {
+    expect(isApproved({ status: 'answered', type: 'confirm', value: ' OK ' })).toBe(true)
+    expect(isApproved({ status: 'answered', value: 'approve' })).toBe(true)
+    expect(isApproved({ status: 'answered', type: 'confirm', value: 'nope' })).toBe(false)
+    expect(isApproved({ status: 'answered', type: 'confirm', value: null })).toBe(false)
+    expect(isApproved({ status: 'expired', type: 'confirm', value: 'yes' })).toBe(false)
+    expect(isApproved({ status: 'pending', type: 'input', value: 'yes' })).toBe(false)
+    expect(isApproved({ status: 'answered', type: 'select', value: 'basic' })).toBe(true)
+  })
+
+  it('reads the broad yes-set and nothing else', () => {
+    for (const word of ['yes', 'y', 'approve', 'approved', 'ok', 'okay', 'confirm', 'accept', 'TRUE']) {
+      expect(isAffirmative(word)).toBe(true)
+    }
+    for (const word of ['no', '', 'yes please', null, undefined]) expect(isAffirmative(word)).toBe(false)
+  })
+
+  it('tells an agent not to proceed unless a confirm was approved', () => {
+    expect(describeAnswer('confirm', { status: 'expired', value: null })).toBe(
+      'No answer (status: expired). Treat this as NOT approved and do not proceed.',
+    )
+    expect(describeAnswer('confirm', { status: 'answered', value: 'yes' })).toBe(
+      'The human approved. You may proceed.',
+    )
+    expect(describeAnswer('confirm', { status: 'answered', value: 'no' })).toBe(
+      'The human declined. Do not proceed.',
+    )
+    expect(describeAnswer('input', { status: 'answered', value: 'ship friday' })).toBe(
+      'The human answered: ship friday',
+    )
+  })
+})
+
+describe('createDecisionInputSchema', () => {
+  it('accepts a full decision with parameters and a matching presentation', () => {
+    const parsed = createDecisionInputSchema.safeParse({
+      question: 'Refund EUR 48?',
+      externalId: 'customer_1',
+      callbackUrl: 'http://127.0.0.1:3000/pushary/callback',
+      expiresInSeconds: 3600,
+      idempotencyKey: 'k1',
+      toolName: 'refund.create',
+      parameters: { amountMinor: 4800, currency: 'EUR', full: true },
+      presentation: {
+        label: 'Refund',
+        effect: 'Money goes back to the customer',
+        changes: [
+          { parameter: 'amountMinor', label: 'Amount', format: { kind: 'currency', currency: 'EUR' } },
+        ],
+        risk: 'medium',
+      },
+    })
+    expect(parsed.success).toBe(true)
+  })
+
+  it.each([
+    ['a non-http callback URL', { callbackUrl: 'ftp://example.com/cb' }, 'callbackUrl'],
+    ['a 2001-character context', { context: 'c'.repeat(2001) }, 'context'],
+    [
+      '33 parameters',
+      { parameters: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`p${i}`, i])) },
+      'parameters',
+    ],
+    ['a nested parameter', { parameters: { nested: { a: 1 } } }, 'parameters.nested'],
+    ['a 121-character actor', { actor: 'a'.repeat(121) }, 'actor'],
+    ['a 41-character environment', { environment: 'e'.repeat(41) }, 'environment'],
+    ['a zero expiry', { expiresInSeconds: 0 }, 'expiresInSeconds'],
+    [
+      'a presentation naming a missing parameter',
+      {
+        presentation: {
+          label: 'L',
+          effect: 'E',
+          changes: [{ parameter: 'x', label: 'X', format: { kind: 'text' } }],
+        },
+      },
+      'presentation.changes.0.parameter',
+    ],
+  ])('rejects %s at its path', (_label, extra, path) => {
+    const parsed = createDecisionInputSchema.safeParse({ question: 'Ok?', ...extra })
+    expect(parsed.success).toBe(false)
+    expect(parsed.error?.issues.map((issue) => issue.path.join('.'))).toContain(path)
+  })
+
+  it('never lets a raw ZodError escape: fromZod keeps issues and names the field', () => {
+    const parsed = createDecisionInputSchema.safeParse({ question: '' })
+    const error = PusharyValidationError.fromZod(parsed.error!, {
+      operation: 'test',
+      code: 'invalid_question',
+    })
+    expect(isPusharyValidationError(error)).toBe(true)
+    expect(error.field).toBe('question')
+    expect(error.issues[0]).toMatchObject({ path: ['question'] })
+    expect(error.message).toContain('question')
+  })
+})
