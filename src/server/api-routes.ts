@@ -224,7 +224,9 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
                 reachable: outcome.reach.reachable,
                 reachableChannels: outcome.reach.reachableChannels,
                 deviceCount: outcome.reach.deviceCount,
-                hint: outcome.reach.hint ?? null,
+                hint: outcome.reach.reachable
+                  ? null
+                  : `Nobody is enrolled for this externalId yet: enrol a device (POST /enroll) or open ${pageUrl}.`,
               }
             : {}),
         }
