@@ -1,0 +1,209 @@
+/**
+ * The main job, end to end on one machine:
+ *   npm run demo                      # answer on your phone (or in a browser)
+ *   npm run demo -- --answer approve  # unattended: answers through the service
+ *   npm run demo -- --answer deny
+ *   npm run demo -- --expire          # nobody answers; the decision expires
+ *   npm run demo -- --fresh           # use a temporary database
+ *   npm run demo -- --port 4100 --public-url http://192.168.1.20:4100   # phone on the LAN
+ *
+ * Starts the local decision service on an embedded SQLite file, runs a Mastra
+ * workflow that asks one person to approve a refund (approval step, gate,
+ * protected refund step), prints the links with QR codes, waits, and reports
+ * the outcome. Exit code 0 only when the outcome matches what was asked.
+ */
+import { mkdirSync, mkdtempSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createPusharyClient } from '../../src/pushary/client.js'
+import { createPusharyDevServer } from '../../src/server/dev-server.js'
+import { isPusharyDeclined } from '../../src/steps/gate-step.js'
+import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import { createRefundApp, createRefundLedger, type RefundOrder } from './refund-app.js'
+import { printQr, startProgress } from './terminal.js'
+
+const CUSTOMER_ID = 'demo-customer'
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      answer: { type: 'string' },
+      expire: { type: 'boolean', default: false },
+      fresh: { type: 'boolean', default: false },
+      port: { type: 'string', default: '0' },
+      'public-url': { type: 'string' },
+      timeout: { type: 'string', default: '600' },
+    },
+  })
+  const answer = values.answer
+  if (answer !== undefined && answer !== 'approve' && answer !== 'deny') {
+    process.stderr.write('--answer must be approve or deny\n')
+    return 2
+  }
+  if (answer !== undefined && values.expire) {
+    process.stderr.write('--answer and --expire cannot be combined\n')
+    return 2
+  }
+  const dataDir = values.fresh ? mkdtempSync(join(tmpdir(), 'pushary-demo-')) : resolve('.pushary')
+  mkdirSync(dataDir, { recursive: true })
+  const out = (line = '') => process.stdout.write(`${line}\n`)
+
+  // 1. The decision service (what the hosted Pushary API is, locally).
+  const service = await createPusharyDevServer({
+    dbPath: join(dataDir, 'demo.db'),
+    port: Number(values.port),
+    ...(values['public-url'] ? { publicUrl: values['public-url'], host: '0.0.0.0' } : {}),
+    onError: () => {},
+  })
+  const client = createPusharyClient({ baseUrl: service.baseUrl, apiKey: service.apiKey })
+  const store = createSqliteReviewStore({ url: `file:${join(dataDir, 'demo-reviews.db')}` })
+  const ledger = createRefundLedger(`file:${join(dataDir, 'demo-refunds.db')}`)
+
+  // 2. The application's callback endpoint: the service posts signed answers here.
+  let handle: (request: Request) => Promise<Response> = async () => new Response(null, { status: 503 })
+  const callbacks = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const headers = new Headers()
+      for (const [key, value] of Object.entries(req.headers))
+        if (typeof value === 'string') headers.set(key, value)
+      handle(
+        new Request(`http://127.0.0.1${req.url ?? '/'}`, {
+          method: 'POST',
+          headers,
+          body: Buffer.concat(chunks),
+        }),
+      )
+        .then(async (response) => {
+          res.writeHead(response.status, { 'content-type': 'application/json' })
+          res.end(await response.text())
+        })
+        .catch(() => {
+          res.writeHead(503)
+          res.end()
+        })
+    })
+  })
+  await new Promise<void>((done) => callbacks.listen(0, '127.0.0.1', done))
+  const address = callbacks.address()
+  const callbackUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/pushary/callback`
+
+  const app = createRefundApp({
+    client,
+    store,
+    ledger,
+    storageUrl: `file:${join(dataDir, 'demo-mastra.db')}`,
+    webhookSecret: service.webhookSecret,
+    callbackUrl,
+    ...(values.expire ? { expiresInSeconds: 3 } : {}),
+  })
+  handle = (request) => app.dispatcher.handleCallback(request)
+
+  const shutdown = async () => {
+    await new Promise<void>((done) => callbacks.close(() => done()))
+    await store.close()
+    ledger.close()
+    await service.close()
+  }
+
+  try {
+    out('Pushary refund demo')
+    out(`  decision service  ${service.url}   (data in ${dataDir})`)
+    out()
+
+    // 3. Connect the reviewer's phone once (enrolment binds a device to the customer ID).
+    const enrollment = await client.enroll(CUSTOMER_ID)
+    out(`Connect your phone as "${CUSTOMER_ID}" (scan, or open in a browser):`)
+    out(`  ${enrollment.universalLink}`)
+    printQr(enrollment.universalLink)
+
+    // 4. Start the workflow: it asks, saves the binding and suspends.
+    const order: RefundOrder = {
+      orderId: `order-${Date.now().toString(36)}`,
+      amountMinor: 4800,
+      currency: 'EUR',
+      customerId: CUSTOMER_ID,
+    }
+    const run = await app.workflow.createRun()
+    const started = await run.start({ inputData: order })
+    if (started.status !== 'suspended')
+      throw new Error(`the workflow did not wait for approval (${started.status})`)
+    const review = (await store.listByState('pending', { limit: 1000 })).find((r) => r.runId === run.runId)
+    if (!review) throw new Error('the approval binding was not saved')
+    const reviewLink = `${service.publicUrl}/review/${review.decisionId}`
+    out()
+    out(
+      `Approval requested: refund ${(order.amountMinor / 100).toFixed(2)} ${order.currency} for ${order.orderId}`,
+    )
+    out(`  reviewer link  ${reviewLink}`)
+    printQr(reviewLink)
+
+    if (answer) {
+      setTimeout(() => {
+        client.decisions
+          .answer(review.decisionId, answer === 'approve' ? 'yes' : 'no')
+          .catch((error: unknown) => {
+            process.stderr.write(`could not answer: ${String(error)}\n`)
+          })
+      }, 1500)
+    }
+
+    // 5. Wait: callbacks resume the run; reconcile is the fallback when one is lost.
+    const progress = startProgress(
+      answer ? `Waiting for the answer (${answer})` : 'Waiting for the answer on the phone',
+    )
+    const deadline = Date.now() + Number(values.timeout) * 1000
+    let state = await app.workflow.getWorkflowRunById(run.runId)
+    let lastReconcile = Date.now()
+    while (state?.status === 'suspended' || state?.status === 'running') {
+      if (Date.now() > deadline) {
+        progress.stop('timed out')
+        out('No answer before the timeout; the refund was not executed.')
+        return 1
+      }
+      await new Promise((done) => setTimeout(done, 250))
+      if (Date.now() - lastReconcile > 3000) {
+        lastReconcile = Date.now()
+        await app.dispatcher.reconcile({ limit: 50 })
+      }
+      state = await app.workflow.getWorkflowRunById(run.runId)
+    }
+    progress.stop('done')
+
+    // 6. Report.
+    const refunds = await ledger.count(order.orderId)
+    const result = state?.result
+    out()
+    if (isPusharyDeclined(result)) {
+      out(`Outcome: declined (${result.reason}); refunds executed for ${order.orderId}: ${refunds}`)
+    } else if (state?.status === 'success') {
+      out(
+        `Outcome: approved; refund executed ${refunds === 1 ? 'once' : `${refunds} times`} for ${order.orderId}`,
+      )
+    } else {
+      out(`Outcome: run ${state?.status ?? 'missing'}; refunds executed: ${refunds}`)
+    }
+    const approved = state?.status === 'success' && !isPusharyDeclined(result)
+    const expected = answer === 'approve' ? 1 : answer === 'deny' || values.expire ? 0 : approved ? 1 : 0
+    const ok =
+      refunds === expected &&
+      (answer !== 'approve' || approved) &&
+      (answer !== 'deny' || (isPusharyDeclined(result) && result.reason === 'denied')) &&
+      (!values.expire || (isPusharyDeclined(result) && result.reason === 'expired'))
+    out(ok ? 'OK: the outcome matches.' : `MISMATCH: expected ${expected} refund(s).`)
+    return ok ? 0 : 1
+  } finally {
+    await shutdown()
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exit(1)
+  },
+)

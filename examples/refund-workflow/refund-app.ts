@@ -1,0 +1,142 @@
+/**
+ * The application side of the demo: a Mastra workflow that asks one person
+ * to approve a refund, gates on `approved`, and only then runs the protected
+ * refund step. Refunds are rows in a SQLite table (no money moves).
+ */
+import { createClient } from '@libsql/client'
+import { Mastra } from '@mastra/core/mastra'
+import { createStep, createWorkflow } from '@mastra/core/workflows'
+import { LibSQLStore } from '@mastra/libsql'
+import { z } from 'zod/v4'
+import type { PusharyClient } from '../../src/pushary/client.js'
+import { pusharyAnswerSchema } from '../../src/pushary/question.js'
+import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
+import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
+import { pusharyGate } from '../../src/steps/gate-step.js'
+import type { PusharyReviewStore } from '../../src/store/review-store.js'
+import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
+
+export const refundOrderSchema = z.object({
+  orderId: z.string().min(1),
+  amountMinor: z.number().int().positive(),
+  currency: z.string().regex(/^[A-Z]{3}$/),
+  customerId: z.string().min(1),
+})
+export type RefundOrder = z.infer<typeof refundOrderSchema>
+
+/** The protected side effect: one row per executed refund. */
+export function createRefundLedger(url: string) {
+  const db = createClient({ url })
+  const ready = db.execute(
+    'CREATE TABLE IF NOT EXISTS refunds (order_id TEXT NOT NULL, amount_minor INTEGER NOT NULL, currency TEXT NOT NULL, at TEXT NOT NULL)',
+  )
+  return {
+    async execute(order: RefundOrder): Promise<void> {
+      await ready
+      await db.execute({
+        sql: 'INSERT INTO refunds (order_id, amount_minor, currency, at) VALUES (?, ?, ?, ?)',
+        args: [order.orderId, order.amountMinor, order.currency, new Date().toISOString()],
+      })
+    },
+    async count(orderId: string): Promise<number> {
+      await ready
+      const rows = await db.execute({
+        sql: 'SELECT COUNT(*) AS n FROM refunds WHERE order_id = ?',
+        args: [orderId],
+      })
+      return Number(rows.rows[0]?.n ?? 0)
+    },
+    close: () => db.close(),
+  }
+}
+export type RefundLedger = ReturnType<typeof createRefundLedger>
+
+/**
+ * Builds Mastra with the refund workflow and the dispatcher that resumes it.
+ *
+ * @example
+ * const app = createRefundApp({ client, store, ledger, storageUrl: 'file:.pushary/demo-mastra.db', webhookSecret, callbackUrl })
+ */
+export function createRefundApp(input: {
+  client: PusharyClient
+  store: PusharyReviewStore
+  ledger: RefundLedger
+  storageUrl: string
+  webhookSecret: string
+  callbackUrl?: string
+  expiresInSeconds?: number
+}) {
+  const prepare = createStep({
+    id: 'prepare-question',
+    inputSchema: refundOrderSchema,
+    outputSchema: pusharyApprovalStepInputSchema,
+    execute: async ({ inputData }) => ({
+      operationId: `refund:${inputData.orderId}`,
+      question: `Refund ${(inputData.amountMinor / 100).toFixed(2)} ${inputData.currency} for order ${inputData.orderId}?`,
+      type: 'confirm' as const,
+      externalId: inputData.customerId,
+      subject: {
+        toolName: 'refund.create',
+        toolTarget: inputData.orderId,
+        parameters: { orderId: inputData.orderId, amountMinor: inputData.amountMinor },
+        presentation: {
+          label: 'Refund',
+          effect: 'Sends money back to the customer',
+          changes: [
+            {
+              parameter: 'amountMinor',
+              label: 'Amount',
+              format: { kind: 'currency' as const, currency: inputData.currency },
+            },
+          ],
+          risk: 'medium' as const,
+        },
+      },
+    }),
+  })
+
+  const refund = createStep({
+    id: 'issue-refund',
+    inputSchema: pusharyAnswerSchema,
+    outputSchema: z.object({ refunded: z.literal(true), orderId: z.string() }),
+    execute: async ({ getInitData }) => {
+      const order = refundOrderSchema.parse(getInitData())
+      await input.ledger.execute(order)
+      return { refunded: true as const, orderId: order.orderId }
+    },
+  })
+
+  const workflow = createWorkflow({
+    id: 'refund-approval',
+    inputSchema: refundOrderSchema,
+    outputSchema: z.unknown(),
+  })
+    .then(prepare)
+    .then(
+      pusharyApprovalStep(
+        { client: input.client, store: input.store },
+        {
+          id: 'approve-refund',
+          agentName: 'Refund demo',
+          ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+          ...(input.expiresInSeconds ? { expiresInSeconds: input.expiresInSeconds } : {}),
+        },
+      ),
+    )
+    .then(pusharyGate())
+    .then(refund)
+    .commit()
+
+  const mastra = new Mastra({
+    storage: new LibSQLStore({ id: 'refund-demo', url: input.storageUrl }),
+    workflows: { refundApproval: workflow },
+    logger: false,
+  })
+  const dispatcher = createPusharyDispatcher({
+    mastra,
+    client: input.client,
+    store: input.store,
+    webhookSecret: input.webhookSecret,
+  })
+  return { mastra, workflow: mastra.getWorkflow('refundApproval'), dispatcher }
+}
