@@ -66,7 +66,7 @@ describe('reviewLifecycleMachine', () => {
       let state: ReturnType<typeof nextReviewState> = 'pending'
       const actor = createActor(reviewLifecycleMachine).start()
       for (const step of path.steps) {
-        if (step.event.type === 'xstate.init') continue
+        if ((step.event.type as string) === 'xstate.init') continue
         state = nextReviewState(state!, step.event)
         actor.send(step.event)
         expect(state).toBe(actor.getSnapshot().value)

@@ -1,0 +1,303 @@
+/**
+ * The review store over PostgreSQL (`pg`), for resumers on several hosts. A
+ * claim runs in one transaction that first takes a transaction-scoped
+ * advisory lock on its run, so every claim of one run is serialized across
+ * hosts; the row is then locked `FOR UPDATE` and moved with a conditional
+ * update. A partial unique index keeps the one-active-review-per-run rule
+ * true even for writers that bypass this code.
+ */
+import pg from 'pg'
+import type { ReviewReceipt } from './review-schema.js'
+import type { PusharyReviewStore } from './review-store.js'
+import {
+  ActiveRunConflict,
+  createReviewStore,
+  type ReviewStoreDriver,
+  type ReviewWriteTransaction,
+  type StoredReviewRow,
+  type StoredTransitionRow,
+} from './store-core.js'
+import { PusharyStoreError } from './store-error.js'
+
+interface PostgresCommonOptions {
+  /** Schema holding the tables (created if missing). Default `public`. */
+  readonly schema?: string
+  /** Clock for transition times. */
+  readonly now?: () => Date
+}
+
+/**
+ * Options of {@link createPostgresReviewStore}: a connection string (the store
+ * owns and closes its pool) or your own `pg.Pool` (left open on `close`).
+ */
+export type PostgresReviewStoreOptions =
+  | (PostgresCommonOptions & { readonly connectionString: string; readonly pool?: undefined })
+  | (PostgresCommonOptions & { readonly pool: pg.Pool; readonly connectionString?: undefined })
+
+const ACTIVE = "('resuming', 'uncertain')"
+const RETRYABLE = new Set(['40001', '40P01'])
+const MAX_ATTEMPTS = 5
+
+function migration(s: string): string[] {
+  return [
+    `CREATE SCHEMA IF NOT EXISTS ${s}`,
+    `CREATE TABLE IF NOT EXISTS ${s}.pushary_reviews (
+      seq BIGSERIAL NOT NULL,
+      decision_id TEXT PRIMARY KEY,
+      run_id TEXT NOT NULL,
+      target TEXT NOT NULL,
+      binding TEXT NOT NULL,
+      state TEXT NOT NULL CHECK (state IN ('pending', 'resuming', 'completed', 'stale', 'uncertain')),
+      reason TEXT,
+      created_at TEXT NOT NULL,
+      state_changed_at TEXT NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS pushary_reviews_run ON ${s}.pushary_reviews (run_id, state)`,
+    `CREATE INDEX IF NOT EXISTS pushary_reviews_state ON ${s}.pushary_reviews (state, state_changed_at, seq)`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS pushary_reviews_one_active_per_run
+      ON ${s}.pushary_reviews (run_id) WHERE state IN ${ACTIVE}`,
+    `CREATE TABLE IF NOT EXISTS ${s}.pushary_review_transitions (
+      id BIGSERIAL PRIMARY KEY,
+      decision_id TEXT NOT NULL,
+      from_state TEXT,
+      to_state TEXT NOT NULL,
+      event TEXT,
+      reason TEXT,
+      at TEXT NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS pushary_review_transitions_decision
+      ON ${s}.pushary_review_transitions (decision_id, id)`,
+    `CREATE TABLE IF NOT EXISTS ${s}.pushary_review_receipts (
+      id BIGSERIAL PRIMARY KEY,
+      decision_id TEXT NOT NULL,
+      received_at TEXT NOT NULL,
+      body TEXT NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS pushary_review_receipts_decision ON ${s}.pushary_review_receipts (decision_id, id)`,
+  ]
+}
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : undefined
+}
+
+function reviewRow(row: Record<string, unknown>): StoredReviewRow {
+  return {
+    decisionId: String(row.decision_id),
+    runId: String(row.run_id),
+    binding: String(row.binding),
+    state: String(row.state),
+  }
+}
+
+function nullable(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value)
+}
+
+function invalidOptions(field: string, message: string, cause?: unknown): PusharyStoreError {
+  return new PusharyStoreError({
+    code: 'invalid_options',
+    operation: 'createPostgresReviewStore',
+    field,
+    message,
+    cause,
+  })
+}
+
+function writeTransaction(client: pg.PoolClient, s: string): ReviewWriteTransaction {
+  return {
+    async selectForUpdate(decisionId) {
+      const result = await client.query(
+        `SELECT decision_id, run_id, binding, state FROM ${s}.pushary_reviews WHERE decision_id = $1 FOR UPDATE`,
+        [decisionId],
+      )
+      const row = result.rows[0] as Record<string, unknown> | undefined
+      return row === undefined ? null : reviewRow(row)
+    },
+    async insertPending(row) {
+      const result = await client.query(
+        `INSERT INTO ${s}.pushary_reviews
+           (decision_id, run_id, target, binding, state, reason, created_at, state_changed_at)
+         VALUES ($1, $2, $3, $4, 'pending', NULL, $5, $5) ON CONFLICT (decision_id) DO NOTHING`,
+        [row.decisionId, row.runId, row.target, row.binding, row.at],
+      )
+      return result.rowCount === 1
+    },
+    async runHasActiveReview(runId) {
+      const result = await client.query(
+        `SELECT 1 FROM ${s}.pushary_reviews WHERE run_id = $1 AND state IN ${ACTIVE} LIMIT 1`,
+        [runId],
+      )
+      return (result.rowCount ?? 0) > 0
+    },
+    async setState(decisionId, from, to, reason, at) {
+      try {
+        const result = await client.query(
+          `UPDATE ${s}.pushary_reviews SET state = $1, reason = $2, state_changed_at = $3
+           WHERE decision_id = $4 AND state = $5`,
+          [to, reason, at, decisionId, from],
+        )
+        return result.rowCount === 1
+      } catch (error) {
+        if (sqlState(error) === '23505') {
+          throw new ActiveRunConflict('run already has an active review', { cause: error })
+        }
+        throw error
+      }
+    },
+    async appendTransition(row) {
+      await client.query(
+        `INSERT INTO ${s}.pushary_review_transitions (decision_id, from_state, to_state, event, reason, at)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [row.decisionId, row.from, row.to, row.event, row.reason, row.at],
+      )
+    },
+  }
+}
+
+/**
+ * Creates the review store over PostgreSQL. Tables are created on first use
+ * in `schema` (default `public`).
+ *
+ * @example
+ * const store = createPostgresReviewStore({ connectionString: process.env.DATABASE_URL! })
+ * const result = await store.claim(decisionId, runId) // 'claimed' | 'busy' | 'settled'
+ * await store.close()
+ */
+export function createPostgresReviewStore(options: PostgresReviewStoreOptions): PusharyReviewStore {
+  const schemaName = options?.schema ?? 'public'
+  if (typeof schemaName !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schemaName)) {
+    throw invalidOptions('schema', 'schema must be an identifier of letters, digits and _ (at most 63)')
+  }
+  const s = `"${schemaName}"`
+  let pool: pg.Pool
+  let ownsPool: boolean
+  if (options.pool !== undefined) {
+    if (typeof options.pool?.connect !== 'function') throw invalidOptions('pool', 'pool must be a pg.Pool')
+    pool = options.pool
+    ownsPool = false
+  } else {
+    if (typeof options.connectionString !== 'string' || options.connectionString.trim() === '') {
+      throw invalidOptions('connectionString', 'pass { connectionString } or { pool }')
+    }
+    try {
+      pool = new pg.Pool({ connectionString: options.connectionString })
+    } catch (cause) {
+      throw invalidOptions('connectionString', 'cannot create a pool from this connection string', cause)
+    }
+    ownsPool = true
+  }
+
+  async function inTransaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      const result = await body(client)
+      await client.query('COMMIT')
+      return result
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      throw error
+    } finally {
+      client.release()
+    }
+  }
+
+  let ready: Promise<void> | undefined
+  function migrate(): Promise<void> {
+    ready ??= inTransaction(async (client) => {
+      // Concurrent CREATE ... IF NOT EXISTS can still collide in the catalog;
+      // one lock per database makes first use from many processes safe.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('pushary-mastra:migrate'))")
+      for (const sql of migration(s)) await client.query(sql)
+    }).catch((error: unknown) => {
+      ready = undefined
+      throw error
+    })
+    return ready
+  }
+
+  async function query(sql: string, args: unknown[]): Promise<Record<string, unknown>[]> {
+    await migrate()
+    return (await pool.query(sql, args)).rows as Record<string, unknown>[]
+  }
+
+  let closed = false
+  const driver: ReviewStoreDriver = {
+    async write(_operation, runId, body) {
+      await migrate()
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await inTransaction(async (client) => {
+            if (runId !== null) {
+              await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+                `pushary-mastra:${schemaName}:${runId}`,
+              ])
+            }
+            return body(writeTransaction(client, s))
+          })
+        } catch (error) {
+          const code = sqlState(error)
+          if (code === undefined || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt))
+        }
+      }
+    },
+    async selectReview(decisionId) {
+      const rows = await query(
+        `SELECT decision_id, run_id, binding, state FROM ${s}.pushary_reviews WHERE decision_id = $1`,
+        [decisionId],
+      )
+      return rows[0] === undefined ? null : reviewRow(rows[0])
+    },
+    async selectByState(state, limit) {
+      const rows = await query(
+        `SELECT decision_id, run_id, binding, state FROM ${s}.pushary_reviews
+         WHERE state = $1 ORDER BY state_changed_at, seq LIMIT $2`,
+        [state, limit],
+      )
+      return rows.map(reviewRow)
+    },
+    async selectHistory(decisionId) {
+      const rows = await query(
+        `SELECT decision_id, from_state, to_state, event, reason, at FROM ${s}.pushary_review_transitions
+         WHERE decision_id = $1 ORDER BY id`,
+        [decisionId],
+      )
+      return rows.map(
+        (row): StoredTransitionRow => ({
+          decisionId: String(row.decision_id),
+          from: nullable(row.from_state),
+          to: String(row.to_state),
+          event: nullable(row.event),
+          reason: nullable(row.reason),
+          at: String(row.at),
+        }),
+      )
+    },
+    async insertReceipt(receipt: ReviewReceipt) {
+      await query(
+        `INSERT INTO ${s}.pushary_review_receipts (decision_id, received_at, body) VALUES ($1, $2, $3)`,
+        [receipt.decisionId, receipt.receivedAt, receipt.body],
+      )
+    },
+    async selectReceipts(decisionId) {
+      const rows = await query(
+        `SELECT decision_id, received_at, body FROM ${s}.pushary_review_receipts WHERE decision_id = $1 ORDER BY id`,
+        [decisionId],
+      )
+      return rows.map((row) => ({
+        decisionId: String(row.decision_id),
+        receivedAt: String(row.received_at),
+        body: String(row.body),
+      }))
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      if (ownsPool) await pool.end()
+    },
+  }
+  return createReviewStore(driver, options.now ?? (() => new Date()))
+}

@@ -1,0 +1,153 @@
+/**
+ * Zod schemas of durable review records. A review binds one decision to one
+ * suspended Mastra target: an agent tool call or a workflow step. Everything
+ * except `state` is the immutable binding that `save` compares.
+ */
+import { z } from 'zod/v4'
+import { REVIEW_EVENTS, REVIEW_STATES } from '../machines/review-lifecycle.js'
+import { externalIdSchema, idSchema } from '../pushary/identity.js'
+import { pusharyQuestionSchema } from '../pushary/question.js'
+
+/**
+ * A review record's lifecycle state (see `reviewLifecycleMachine`).
+ *
+ * @example
+ * reviewStateSchema.parse('pending') // 'pending'
+ */
+export const reviewStateSchema = z.enum(REVIEW_STATES)
+
+/**
+ * A review bound to one suspended agent tool call. `target` defaults to
+ * `'agent'` so records written before workflow reviews existed still parse.
+ * Unknown keys are stripped.
+ *
+ * @example
+ * const review = pusharyAgentReviewSchema.parse({
+ *   version: 1, agentId: 'support', runId: 'run_1', toolCallId: 'call_1', toolName: 'refund',
+ *   externalId: 'customer_1', actionVersion: 'v3', inputHash: 'ab12', subjectHash: 'cd34',
+ *   kind: 'approval', question: { question: 'Refund EUR 48?' },
+ *   decisionId: 'dec_1', correlationId: 'dec_1', state: 'pending',
+ * })
+ */
+export const pusharyAgentReviewSchema = z.object({
+  target: z.literal('agent').default('agent'),
+  version: z.literal(1),
+  agentId: idSchema,
+  runId: idSchema,
+  toolCallId: idSchema,
+  toolName: idSchema,
+  externalId: externalIdSchema,
+  actionVersion: idSchema,
+  inputHash: idSchema,
+  subjectHash: idSchema,
+  kind: z.enum(['approval', 'question']),
+  question: pusharyQuestionSchema,
+  threadId: idSchema.optional(),
+  resourceId: idSchema.optional(),
+  decisionId: idSchema,
+  correlationId: idSchema,
+  state: reviewStateSchema,
+})
+
+/** @example const review: PusharyAgentReview = pusharyAgentReviewSchema.parse(row) */
+export type PusharyAgentReview = z.infer<typeof pusharyAgentReviewSchema>
+
+/**
+ * Where a child run came from when one multi-item approval fans out into one
+ * run per item.
+ *
+ * @example
+ * pusharyReviewParentSchema.parse({ workflowId: 'refunds', runId: 'run_1', stepId: 'approve', itemIndex: 2 })
+ */
+export const pusharyReviewParentSchema = z.object({
+  workflowId: idSchema,
+  runId: idSchema,
+  stepId: idSchema,
+  itemIndex: z.number().int().min(0),
+})
+
+/**
+ * A review bound to one suspended workflow step. `stepId` is the dotted step
+ * path; `forEachIndex` is the item index inside a `foreach`, else `null`.
+ *
+ * @example
+ * const review = pusharyWorkflowReviewSchema.parse({
+ *   target: 'workflow-step', version: 1, workflowId: 'refunds', runId: 'run_1', stepId: 'approve',
+ *   forEachIndex: null, resumeLabel: 'pushary:dec_1', externalId: 'customer_1', operationId: 'refund-48',
+ *   questionHash: 'ab12', question: { question: 'Refund EUR 48?' },
+ *   decisionId: 'dec_1', correlationId: 'dec_1', state: 'pending',
+ * })
+ */
+export const pusharyWorkflowReviewSchema = z.object({
+  target: z.literal('workflow-step'),
+  version: z.literal(1),
+  workflowId: idSchema,
+  runId: idSchema,
+  stepId: idSchema,
+  forEachIndex: z.number().int().min(0).nullable(),
+  resumeLabel: idSchema,
+  externalId: externalIdSchema,
+  operationId: idSchema,
+  questionHash: idSchema,
+  question: pusharyQuestionSchema,
+  parent: pusharyReviewParentSchema.optional(),
+  decisionId: idSchema,
+  correlationId: idSchema,
+  state: reviewStateSchema,
+})
+
+/** @example const review: PusharyWorkflowReview = pusharyWorkflowReviewSchema.parse(row) */
+export type PusharyWorkflowReview = z.infer<typeof pusharyWorkflowReviewSchema>
+
+/**
+ * Any review record, discriminated on `target` (absent means `'agent'`).
+ *
+ * @example
+ * const review = pusharyReviewSchema.parse(JSON.parse(text))
+ * if (review.target === 'workflow-step') console.log(review.stepId)
+ */
+export const pusharyReviewSchema = z.discriminatedUnion('target', [
+  pusharyAgentReviewSchema,
+  pusharyWorkflowReviewSchema,
+])
+
+/** @example const review: PusharyReview = await store.get('dec_1') ?? fail() */
+export type PusharyReview = z.infer<typeof pusharyReviewSchema>
+
+/** The input accepted by `save`: `target` may be omitted for agent reviews. */
+export type PusharyReviewInput = z.input<typeof pusharyReviewSchema>
+
+/**
+ * One recorded state change of a review, oldest first in `history`. The first
+ * entry of every review is `null -> pending` (event `null`), written by `save`.
+ *
+ * @example
+ * reviewTransitionSchema.parse({ decisionId: 'dec_1', from: null, to: 'pending', event: null, reason: null, at: '2025-01-01T00:00:00.000Z' })
+ */
+export const reviewTransitionSchema = z.object({
+  decisionId: idSchema,
+  from: reviewStateSchema.nullable(),
+  to: reviewStateSchema,
+  event: z.enum(REVIEW_EVENTS).nullable(),
+  reason: z.string().nullable(),
+  at: z.iso.datetime(),
+})
+
+/** @example const last: ReviewTransition | undefined = (await store.history('dec_1')).at(-1) */
+export type ReviewTransition = z.infer<typeof reviewTransitionSchema>
+
+/**
+ * A callback body as received, kept before the callback is acknowledged so a
+ * crash after the 200 cannot lose the answer.
+ *
+ * @example
+ * reviewReceiptSchema.parse({ decisionId: 'dec_1', receivedAt: new Date().toISOString(), body: '{"event":"decision.answered"}' })
+ */
+export const reviewReceiptSchema = z.object({
+  decisionId: idSchema,
+  receivedAt: z.iso.datetime(),
+  body: z.string(),
+})
+
+/** @example const receipt: ReviewReceipt = { decisionId: 'dec_1', receivedAt: now, body } */
+export type ReviewReceipt = z.infer<typeof reviewReceiptSchema>

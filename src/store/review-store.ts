@@ -1,0 +1,50 @@
+/**
+ * The review store contract. Both stores implement it through the same rules
+ * (`store-core.ts`), so a caller can switch databases without changing its
+ * handling of `claimed`, `busy` and `settled`.
+ */
+import type { ReviewState } from '../machines/review-lifecycle.js'
+import type { PusharyReview, PusharyReviewInput, ReviewReceipt, ReviewTransition } from './review-schema.js'
+
+/** What `claim` reports: the single winner, a serialized run, or an already terminal review. */
+export type ReviewClaimResult = 'claimed' | 'busy' | 'settled'
+
+/** The states `finish` may write, each from `resuming` only. */
+export type ReviewFinishState = 'completed' | 'stale' | 'uncertain'
+
+/** What an operator confirmed about a `resuming` or `uncertain` review. */
+export type ReviewRecoveryOutcome = 'completed' | 'stale'
+
+/**
+ * A durable review store shared by every process that resumes the same runs.
+ *
+ * @example
+ * const store = createSqliteReviewStore({ url: 'file:/var/lib/app/reviews.db' })
+ * await store.save(review)
+ * switch (await store.claim(review.decisionId, review.runId)) {
+ *   case 'claimed': await resume(); await store.finish(review.decisionId, 'completed'); break
+ *   case 'busy': case 'settled': break
+ * }
+ */
+export interface PusharyReviewStore {
+  /** Inserts the immutable binding (state must be `pending`); same binding again is a no-op, never a reset. */
+  save(review: PusharyReviewInput): Promise<void>
+  /** The durable record, validated, or `null`. */
+  get(decisionId: string): Promise<PusharyReview | null>
+  /** Atomically moves `pending` to `resuming` for exactly one caller; resumes of one run are serialized. */
+  claim(decisionId: string, runId: string): Promise<ReviewClaimResult>
+  /** Records the resume's outcome; only from `resuming`, else `PusharyStoreError('not_claimed')`. */
+  finish(decisionId: string, state: ReviewFinishState, reason?: string): Promise<void>
+  /** Operator recovery of an `uncertain` or crash-left `resuming` review; the reason is required. */
+  recover(decisionId: string, outcome: ReviewRecoveryOutcome, reason: string): Promise<void>
+  /** Reviews in `state`, those longest in it first, at most `limit` (1–1000). */
+  listByState(state: ReviewState, options: { readonly limit: number }): Promise<PusharyReview[]>
+  /** Every recorded transition of the review, oldest first. */
+  history(decisionId: string): Promise<ReviewTransition[]>
+  /** Durably records a callback body; call it before acknowledging the callback. */
+  recordReceipt(receipt: ReviewReceipt): Promise<void>
+  /** The recorded callback bodies of one decision, in arrival order. */
+  listReceipts(decisionId: string): Promise<ReviewReceipt[]>
+  /** Releases connections the store opened. */
+  close(): Promise<void>
+}

@@ -1,0 +1,376 @@
+/**
+ * The review store over SQLite (`@libsql/client`), for processes that share
+ * one database file (it may be the same file as Mastra's `@mastra/libsql`
+ * storage). Every write is one `BEGIN IMMEDIATE` transaction, which takes the
+ * file's single write lock up front, so a claim's read-check-update cannot
+ * interleave with another process's.
+ */
+import { type Client, createClient, type InArgs, type Transaction } from '@libsql/client'
+import type { ReviewState } from '../machines/review-lifecycle.js'
+import type { ReviewReceipt } from './review-schema.js'
+import type { PusharyReviewStore } from './review-store.js'
+import {
+  ActiveRunConflict,
+  createReviewStore,
+  type ReviewStoreDriver,
+  type ReviewWriteTransaction,
+  type StoredReviewRow,
+  type StoredTransitionRow,
+} from './store-core.js'
+import { PusharyStoreError } from './store-error.js'
+
+/** Options of {@link createSqliteReviewStore}. */
+export interface SqliteReviewStoreOptions {
+  /** A libsql URL such as `file:/var/lib/app/reviews.db`. In-memory databases are refused. */
+  readonly url: string
+  /**
+   * How long a write keeps retrying, with jittered backoff, while another
+   * connection holds the file's write lock. Default 15000 ms; then
+   * `PusharyStoreError('database_busy')`.
+   */
+  readonly busyTimeoutMs?: number
+  /** Clock for transition times. */
+  readonly now?: () => Date
+}
+
+const ACTIVE = "('resuming', 'uncertain')"
+const SQLITE_BUSY_TIMEOUT_MS = 10
+const MAX_BUSY_ATTEMPTS = 10_000
+
+const MIGRATION = [
+  `CREATE TABLE IF NOT EXISTS pushary_reviews (
+    decision_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    binding TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'resuming', 'completed', 'stale', 'uncertain')),
+    reason TEXT,
+    created_at TEXT NOT NULL,
+    state_changed_at TEXT NOT NULL
+  )`,
+  'CREATE INDEX IF NOT EXISTS pushary_reviews_run ON pushary_reviews (run_id, state)',
+  'CREATE INDEX IF NOT EXISTS pushary_reviews_state ON pushary_reviews (state, state_changed_at)',
+  // The per-run serialization invariant, enforced by the database itself: a
+  // run has at most one review that is resuming or uncertain.
+  `CREATE UNIQUE INDEX IF NOT EXISTS pushary_reviews_one_active_per_run
+    ON pushary_reviews (run_id) WHERE state IN ${ACTIVE}`,
+  `CREATE TABLE IF NOT EXISTS pushary_review_transitions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    decision_id TEXT NOT NULL,
+    from_state TEXT,
+    to_state TEXT NOT NULL,
+    event TEXT,
+    reason TEXT,
+    at TEXT NOT NULL
+  )`,
+  'CREATE INDEX IF NOT EXISTS pushary_review_transitions_decision ON pushary_review_transitions (decision_id, id)',
+  `CREATE TABLE IF NOT EXISTS pushary_review_receipts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    decision_id TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    body TEXT NOT NULL
+  )`,
+  'CREATE INDEX IF NOT EXISTS pushary_review_receipts_decision ON pushary_review_receipts (decision_id, id)',
+]
+
+type Executor = Pick<Client, 'execute'> | Transaction
+
+function isBusy(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const { code, extendedCode } = error as { code?: unknown; extendedCode?: unknown }
+  return [code, extendedCode].some(
+    (value) =>
+      typeof value === 'string' && (value.startsWith('SQLITE_BUSY') || value.startsWith('SQLITE_LOCKED')),
+  )
+}
+
+function isActiveRunViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const { code, message } = error as { code?: unknown; message?: unknown }
+  return (
+    typeof code === 'string' &&
+    code.startsWith('SQLITE_CONSTRAINT') &&
+    typeof message === 'string' &&
+    message.includes('pushary_reviews.run_id')
+  )
+}
+
+function text(value: unknown): string {
+  return String(value)
+}
+
+function nullableText(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value)
+}
+
+function reviewRow(row: Record<string, unknown>): StoredReviewRow {
+  return {
+    decisionId: text(row.decision_id),
+    runId: text(row.run_id),
+    binding: text(row.binding),
+    state: text(row.state),
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+function isInMemory(url: string): boolean {
+  return url === ':memory:' || url.startsWith('file::memory:') || /[?&]mode=memory\b/.test(url)
+}
+
+function writeTransaction(tx: Transaction): ReviewWriteTransaction {
+  const run = (sql: string, args: InArgs) => tx.execute({ sql, args })
+  return {
+    async selectForUpdate(decisionId) {
+      // BEGIN IMMEDIATE already holds the write lock on the whole file.
+      const result = await run(
+        'SELECT decision_id, run_id, binding, state FROM pushary_reviews WHERE decision_id = ?',
+        [decisionId],
+      )
+      const row = result.rows[0]
+      return row === undefined ? null : reviewRow(row)
+    },
+    async insertPending(row) {
+      const result = await run(
+        `INSERT INTO pushary_reviews (decision_id, run_id, target, binding, state, reason, created_at, state_changed_at)
+         VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?) ON CONFLICT (decision_id) DO NOTHING`,
+        [row.decisionId, row.runId, row.target, row.binding, row.at, row.at],
+      )
+      return result.rowsAffected === 1
+    },
+    async runHasActiveReview(runId) {
+      const result = await run(
+        `SELECT 1 FROM pushary_reviews WHERE run_id = ? AND state IN ${ACTIVE} LIMIT 1`,
+        [runId],
+      )
+      return result.rows.length > 0
+    },
+    async setState(decisionId, from, to, reason, at) {
+      try {
+        const result = await run(
+          `UPDATE pushary_reviews SET state = ?, reason = ?, state_changed_at = ?
+           WHERE decision_id = ? AND state = ?`,
+          [to, reason, at, decisionId, from],
+        )
+        return result.rowsAffected === 1
+      } catch (error) {
+        if (isActiveRunViolation(error))
+          throw new ActiveRunConflict('run already has an active review', { cause: error })
+        throw error
+      }
+    },
+    async appendTransition(row) {
+      await run(
+        `INSERT INTO pushary_review_transitions (decision_id, from_state, to_state, event, reason, at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+        [row.decisionId, row.from, row.to, row.event, row.reason, row.at],
+      )
+    },
+  }
+}
+
+/**
+ * Creates the review store over one SQLite file. Tables are created on first
+ * use; the file is switched to WAL so readers never wait for a claim.
+ *
+ * @example
+ * const store = createSqliteReviewStore({ url: 'file:/var/lib/app/reviews.db' })
+ * const result = await store.claim(decisionId, runId) // 'claimed' | 'busy' | 'settled'
+ * await store.close()
+ */
+export function createSqliteReviewStore(options: SqliteReviewStoreOptions): PusharyReviewStore {
+  const url = options?.url
+  if (typeof url !== 'string' || url.trim() === '') {
+    throw new PusharyStoreError({
+      code: 'invalid_options',
+      operation: 'createSqliteReviewStore',
+      field: 'url',
+      message: 'url must be a libsql URL such as file:/path/reviews.db',
+    })
+  }
+  if (isInMemory(url)) {
+    throw new PusharyStoreError({
+      code: 'invalid_options',
+      operation: 'createSqliteReviewStore',
+      field: 'url',
+      message: 'an in-memory database cannot coordinate processes or survive a restart; use a file',
+    })
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? 15_000
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new PusharyStoreError({
+      code: 'invalid_options',
+      operation: 'createSqliteReviewStore',
+      field: 'busyTimeoutMs',
+      message: 'busyTimeoutMs must be a non-negative integer',
+    })
+  }
+
+  let client: Client
+  try {
+    // `timeout` is SQLite's busy timeout (PRAGMA busy_timeout) for the
+    // connection, set at open so a reconnect keeps it. It is short on purpose:
+    // libsql waits synchronously and freezes this process's event loop, so
+    // longer waits happen below, asynchronously, with jittered backoff. One
+    // connection is enough, since libsql gives a process no parallelism.
+    client = createClient({ url, timeout: SQLITE_BUSY_TIMEOUT_MS, concurrency: 1 })
+  } catch (cause) {
+    throw new PusharyStoreError({
+      code: 'invalid_options',
+      operation: 'createSqliteReviewStore',
+      field: 'url',
+      message: `cannot open ${url}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      cause,
+    })
+  }
+
+  // Every operation of this store runs alone on its one connection. A second
+  // transaction of the same process would otherwise wait for the file lock
+  // inside SQLite while the first could not reach its COMMIT, and the
+  // reconnect below must never close a connection something else is using.
+  let queue: Promise<unknown> = Promise.resolve()
+  function serial<T>(body: () => Promise<T>): Promise<T> {
+    const result = queue.then(body, body)
+    queue = result.catch(() => undefined)
+    return result
+  }
+
+  async function withBusyRetry<T>(operation: string, body: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + busyTimeoutMs
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await serial(body)
+      } catch (error) {
+        if (!isBusy(error)) throw error
+        // A BEGIN IMMEDIATE that failed with SQLITE_BUSY leaves its statement
+        // un-reset inside libsql, and every later COMMIT on that connection
+        // then fails with "SQL statements in progress". Discard it.
+        await serial(async () => {
+          await client.reconnect()
+        })
+        if (Date.now() >= deadline || attempt >= MAX_BUSY_ATTEMPTS) {
+          throw new PusharyStoreError({
+            code: 'database_busy',
+            operation,
+            message: `the database stayed locked for ${busyTimeoutMs} ms (${attempt + 1} attempts); retry later`,
+            cause: error,
+          })
+        }
+        // Full jitter keeps several waiting processes from retrying in lockstep.
+        await sleep(Math.random() * Math.min(2 ** attempt, 40))
+      }
+    }
+  }
+
+  async function inTransaction<T>(body: (tx: Transaction) => Promise<T>): Promise<T> {
+    const tx = await client.transaction('write')
+    try {
+      const result = await body(tx)
+      await tx.commit()
+      return result
+    } catch (error) {
+      await tx.rollback().catch(() => undefined)
+      throw error
+    } finally {
+      tx.close()
+    }
+  }
+
+  let ready: Promise<void> | undefined
+  function migrate(): Promise<void> {
+    ready ??= withBusyRetry('migrate', async () => {
+      // WAL is a property of the file; switching needs an exclusive lock, so
+      // only the first opener (mode still 'delete') asks for it.
+      const mode = await client.execute('PRAGMA journal_mode')
+      if (String(mode.rows[0]?.journal_mode).toLowerCase() !== 'wal') {
+        await client.execute('PRAGMA journal_mode = WAL')
+      }
+      await inTransaction(async (tx) => {
+        for (const sql of MIGRATION) await tx.execute(sql)
+      })
+    }).catch((error: unknown) => {
+      ready = undefined
+      throw error
+    })
+    return ready
+  }
+
+  async function read<T>(body: (db: Executor) => Promise<T>): Promise<T> {
+    await migrate()
+    return withBusyRetry('read', () => body(client))
+  }
+
+  let closed = false
+  const driver: ReviewStoreDriver = {
+    async write(operation, _runId, body) {
+      await migrate()
+      return withBusyRetry(operation, () => inTransaction((tx) => body(writeTransaction(tx))))
+    },
+    selectReview: (decisionId) =>
+      read(async (db) => {
+        const result = await db.execute({
+          sql: 'SELECT decision_id, run_id, binding, state FROM pushary_reviews WHERE decision_id = ?',
+          args: [decisionId],
+        })
+        const row = result.rows[0]
+        return row === undefined ? null : reviewRow(row)
+      }),
+    selectByState: (state: ReviewState, limit: number) =>
+      read(async (db) => {
+        const result = await db.execute({
+          sql: `SELECT decision_id, run_id, binding, state FROM pushary_reviews
+                WHERE state = ? ORDER BY state_changed_at, rowid LIMIT ?`,
+          args: [state, limit],
+        })
+        return result.rows.map(reviewRow)
+      }),
+    selectHistory: (decisionId) =>
+      read(async (db) => {
+        const result = await db.execute({
+          sql: `SELECT decision_id, from_state, to_state, event, reason, at FROM pushary_review_transitions
+                WHERE decision_id = ? ORDER BY id`,
+          args: [decisionId],
+        })
+        return result.rows.map(
+          (row): StoredTransitionRow => ({
+            decisionId: text(row.decision_id),
+            from: nullableText(row.from_state),
+            to: text(row.to_state),
+            event: nullableText(row.event),
+            reason: nullableText(row.reason),
+            at: text(row.at),
+          }),
+        )
+      }),
+    async insertReceipt(receipt: ReviewReceipt) {
+      await migrate()
+      await withBusyRetry('recordReceipt', () =>
+        client.execute({
+          sql: 'INSERT INTO pushary_review_receipts (decision_id, received_at, body) VALUES (?, ?, ?)',
+          args: [receipt.decisionId, receipt.receivedAt, receipt.body],
+        }),
+      )
+    },
+    selectReceipts: (decisionId) =>
+      read(async (db) => {
+        const result = await db.execute({
+          sql: 'SELECT decision_id, received_at, body FROM pushary_review_receipts WHERE decision_id = ? ORDER BY id',
+          args: [decisionId],
+        })
+        return result.rows.map((row) => ({
+          decisionId: text(row.decision_id),
+          receivedAt: text(row.received_at),
+          body: text(row.body),
+        }))
+      }),
+    async close() {
+      if (closed) return
+      closed = true
+      await queue
+      client.close()
+    },
+  }
+  return createReviewStore(driver, options.now ?? (() => new Date()))
+}

@@ -1,0 +1,367 @@
+/**
+ * The one implementation of the store rules. Each database supplies only a
+ * {@link ReviewStoreDriver} (SQL, locking, retries); the claim rule, the
+ * binding comparison and every transition come from here and from the
+ * lifecycle machine, so all stores behave identically.
+ */
+import { z } from 'zod/v4'
+import {
+  isTerminalReviewState,
+  nextReviewState,
+  type ReviewEventType,
+  type ReviewState,
+} from '../machines/review-lifecycle.js'
+import { canonicalJson, idSchema } from '../pushary/identity.js'
+import {
+  type PusharyReview,
+  pusharyReviewSchema,
+  type ReviewReceipt,
+  type ReviewTransition,
+  reviewReceiptSchema,
+  reviewStateSchema,
+} from './review-schema.js'
+import type {
+  PusharyReviewStore,
+  ReviewClaimResult,
+  ReviewFinishState,
+  ReviewRecoveryOutcome,
+} from './review-store.js'
+import { PusharyStoreError } from './store-error.js'
+
+/** A review row as stored: the canonical binding JSON plus the live state. */
+export interface StoredReviewRow {
+  readonly decisionId: string
+  readonly runId: string
+  readonly binding: string
+  readonly state: string
+}
+
+/** A transition row as stored. */
+export interface StoredTransitionRow {
+  readonly decisionId: string
+  readonly from: string | null
+  readonly to: string
+  readonly event: string | null
+  readonly reason: string | null
+  readonly at: string
+}
+
+/** The statements a write transaction offers. Every method runs inside the driver's transaction. */
+export interface ReviewWriteTransaction {
+  /** The row, locked for the rest of the transaction where the database can lock rows. */
+  selectForUpdate(decisionId: string): Promise<StoredReviewRow | null>
+  /** Inserts a pending row unless the decision ID exists; `true` when inserted. */
+  insertPending(row: StoredReviewRow & { readonly target: string; readonly at: string }): Promise<boolean>
+  /** Whether any review of the run is `resuming` or `uncertain`. */
+  runHasActiveReview(runId: string): Promise<boolean>
+  /** Compare-and-set: `true` only when the row was in `from` and is now in `to`. */
+  setState(
+    decisionId: string,
+    from: ReviewState,
+    to: ReviewState,
+    reason: string | null,
+    at: string,
+  ): Promise<boolean>
+  appendTransition(row: StoredTransitionRow): Promise<void>
+}
+
+/**
+ * One database's half of a store. `write` runs `body` in one transaction that
+ * is serialized with every other write touching `runId` (all writes, when the
+ * database can only lock the whole file), across processes and hosts.
+ */
+export interface ReviewStoreDriver {
+  write<T>(
+    operation: string,
+    runId: string | null,
+    body: (tx: ReviewWriteTransaction) => Promise<T>,
+  ): Promise<T>
+  selectReview(decisionId: string): Promise<StoredReviewRow | null>
+  selectByState(state: ReviewState, limit: number): Promise<StoredReviewRow[]>
+  selectHistory(decisionId: string): Promise<StoredTransitionRow[]>
+  insertReceipt(receipt: ReviewReceipt): Promise<void>
+  selectReceipts(decisionId: string): Promise<ReviewReceipt[]>
+  close(): Promise<void>
+}
+
+/**
+ * Thrown by a driver when the database itself refused a second active review
+ * in one run (the partial unique index). The claim then reports `busy`.
+ */
+export class ActiveRunConflict extends Error {
+  override name = 'ActiveRunConflict'
+}
+
+const FINISH_EVENTS: Record<ReviewFinishState, ReviewEventType> = {
+  completed: 'RESUMED',
+  stale: 'STALE_DETECTED',
+  uncertain: 'FAILED_AFTER_CLAIM',
+}
+
+const RECOVERY_EVENTS: Record<ReviewRecoveryOutcome, ReviewEventType> = {
+  completed: 'OPERATOR_CONFIRMED_EXECUTED',
+  stale: 'OPERATOR_CONFIRMED_NOT_EXECUTED',
+}
+
+const MAX_LIST_LIMIT = 1000
+
+function checked<T>(schema: z.ZodType<T>, value: unknown, operation: string, field: string): T {
+  const parsed = schema.safeParse(value)
+  if (parsed.success) return parsed.data
+  throw PusharyStoreError.fromZod(parsed.error, { operation, code: 'invalid_argument', fieldPrefix: field })
+}
+
+/** The binding is everything but `state`, in canonical JSON so equal bindings compare equal byte for byte. */
+function bindingOf(review: PusharyReview): string {
+  const { state: _state, ...binding } = review
+  return canonicalJson(binding)
+}
+
+/** The first top-level field where two bindings differ, to name it in the conflict error. */
+function firstDifference(stored: string, incoming: string): string {
+  const a = JSON.parse(stored) as Record<string, unknown>
+  const b = JSON.parse(incoming) as Record<string, unknown>
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()
+  return keys.find((key) => canonicalJson(a[key] ?? null) !== canonicalJson(b[key] ?? null)) ?? ''
+}
+
+function parseRow(row: StoredReviewRow, operation: string): PusharyReview {
+  let payload: unknown
+  try {
+    payload = { ...(JSON.parse(row.binding) as object), state: row.state }
+  } catch (cause) {
+    throw new PusharyStoreError({
+      code: 'corrupt_record',
+      operation,
+      field: 'binding',
+      message: `stored binding of decision ${JSON.stringify(row.decisionId)} is not JSON`,
+      cause,
+    })
+  }
+  const parsed = pusharyReviewSchema.safeParse(payload)
+  if (parsed.success) return parsed.data
+  throw PusharyStoreError.fromZod(parsed.error, { operation, code: 'corrupt_record' })
+}
+
+function parseTransition(row: StoredTransitionRow): ReviewTransition {
+  return {
+    decisionId: row.decisionId,
+    from: row.from === null ? null : reviewStateSchema.parse(row.from),
+    to: reviewStateSchema.parse(row.to),
+    event: row.event as ReviewTransition['event'],
+    reason: row.reason,
+    at: row.at,
+  }
+}
+
+/** Database errors that are not ours become `storage_failed`; ours pass through. */
+async function guarded<T>(operation: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body()
+  } catch (error) {
+    if (error instanceof PusharyStoreError) throw error
+    throw new PusharyStoreError({
+      code: 'storage_failed',
+      operation,
+      message: error instanceof Error ? error.message : String(error),
+      cause: error,
+    })
+  }
+}
+
+/**
+ * Builds a {@link PusharyReviewStore} over a database driver. Internal: the
+ * public factories are `createSqliteReviewStore` and `createPostgresReviewStore`.
+ */
+export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): PusharyReviewStore {
+  const timestamp = () => now().toISOString()
+  let closed = false
+
+  function open<T>(operation: string, body: () => Promise<T>): Promise<T> {
+    if (closed) {
+      return Promise.reject(
+        new PusharyStoreError({ code: 'closed', operation, message: 'the store was closed' }),
+      )
+    }
+    return guarded(operation, body)
+  }
+
+  async function transition(
+    operation: 'finish' | 'recover',
+    decisionId: string,
+    event: ReviewEventType,
+    reason: string | null,
+  ): Promise<void> {
+    await driver.write(operation, null, async (tx) => {
+      const row = await tx.selectForUpdate(decisionId)
+      if (row === null) {
+        throw new PusharyStoreError({
+          code: 'not_found',
+          operation,
+          field: 'decisionId',
+          message: `no review for decision ${JSON.stringify(decisionId)}`,
+        })
+      }
+      const from = reviewStateSchema.parse(row.state)
+      const to = nextReviewState(from, event)
+      const at = timestamp()
+      if (to === null || !(await tx.setState(decisionId, from, to, reason, at))) {
+        throw new PusharyStoreError({
+          code: operation === 'finish' ? 'not_claimed' : 'not_recoverable',
+          operation,
+          field: 'decisionId',
+          message: `review ${JSON.stringify(decisionId)} is ${from}; the lifecycle refuses ${event} there`,
+        })
+      }
+      await tx.appendTransition({ decisionId, from, to, event, reason, at })
+    })
+  }
+
+  return {
+    save: (input) =>
+      open('save', async () => {
+        const parsed = pusharyReviewSchema.safeParse(input)
+        if (!parsed.success) {
+          throw PusharyStoreError.fromZod(parsed.error, { operation: 'save', code: 'invalid_review' })
+        }
+        const review = parsed.data
+        if (review.state !== 'pending') {
+          throw new PusharyStoreError({
+            code: 'invalid_review',
+            operation: 'save',
+            field: 'state',
+            message: `a review is saved as pending, got ${review.state}; saving never sets state`,
+          })
+        }
+        const binding = bindingOf(review)
+        await driver.write('save', review.runId, async (tx) => {
+          const at = timestamp()
+          const row = { decisionId: review.decisionId, runId: review.runId, binding, state: 'pending' }
+          if (await tx.insertPending({ ...row, target: review.target, at })) {
+            await tx.appendTransition({
+              decisionId: review.decisionId,
+              from: null,
+              to: 'pending',
+              event: null,
+              reason: null,
+              at,
+            })
+            return
+          }
+          const stored = await tx.selectForUpdate(review.decisionId)
+          if (stored !== null && stored.binding === binding) return
+          const field = stored === null ? 'decisionId' : firstDifference(stored.binding, binding)
+          throw new PusharyStoreError({
+            code: 'conflicting_binding',
+            operation: 'save',
+            field,
+            message: `decision ${JSON.stringify(review.decisionId)} is already bound to a different review`,
+          })
+        })
+      }),
+
+    get: (decisionId) =>
+      open('get', async () => {
+        const id = checked(idSchema, decisionId, 'get', 'decisionId')
+        const row = await driver.selectReview(id)
+        return row === null ? null : parseRow(row, 'get')
+      }),
+
+    claim: (decisionId, runId) =>
+      open('claim', async () => {
+        const id = checked(idSchema, decisionId, 'claim', 'decisionId')
+        const run = checked(idSchema, runId, 'claim', 'runId')
+        try {
+          return await driver.write('claim', run, async (tx): Promise<ReviewClaimResult> => {
+            const row = await tx.selectForUpdate(id)
+            if (row === null) {
+              throw new PusharyStoreError({
+                code: 'not_found',
+                operation: 'claim',
+                field: 'decisionId',
+                message: `no review for decision ${JSON.stringify(id)}; call get first, or save before claiming`,
+              })
+            }
+            if (row.runId !== run) {
+              throw new PusharyStoreError({
+                code: 'run_mismatch',
+                operation: 'claim',
+                field: 'runId',
+                message: `decision ${JSON.stringify(id)} is bound to run ${JSON.stringify(row.runId)}, not ${JSON.stringify(run)}`,
+              })
+            }
+            const from = reviewStateSchema.parse(row.state)
+            const to = nextReviewState(from, 'CLAIM')
+            if (to === null) return isTerminalReviewState(from) ? 'settled' : 'busy'
+            if (await tx.runHasActiveReview(run)) return 'busy'
+            const at = timestamp()
+            if (!(await tx.setState(id, from, to, null, at))) return 'busy'
+            await tx.appendTransition({ decisionId: id, from, to, event: 'CLAIM', reason: null, at })
+            return 'claimed'
+          })
+        } catch (error) {
+          if (error instanceof ActiveRunConflict) return 'busy'
+          throw error
+        }
+      }),
+
+    finish: (decisionId, state, reason) =>
+      open('finish', async () => {
+        const id = checked(idSchema, decisionId, 'finish', 'decisionId')
+        const target = checked(z.enum(['completed', 'stale', 'uncertain']), state, 'finish', 'state')
+        const why = checked(z.string().optional(), reason, 'finish', 'reason')
+        await transition('finish', id, FINISH_EVENTS[target], why ?? null)
+      }),
+
+    recover: (decisionId, outcome, reason) =>
+      open('recover', async () => {
+        const id = checked(idSchema, decisionId, 'recover', 'decisionId')
+        const target = checked(z.enum(['completed', 'stale']), outcome, 'recover', 'outcome')
+        const why = checked(idSchema, reason, 'recover', 'reason')
+        await transition('recover', id, RECOVERY_EVENTS[target], why)
+      }),
+
+    listByState: (state, options) =>
+      open('listByState', async () => {
+        const wanted = checked(reviewStateSchema, state, 'listByState', 'state')
+        const limit = checked(
+          z.number().int().min(1).max(MAX_LIST_LIMIT),
+          options?.limit,
+          'listByState',
+          'limit',
+        )
+        const rows = await driver.selectByState(wanted, limit)
+        return rows.map((row) => parseRow(row, 'listByState'))
+      }),
+
+    history: (decisionId) =>
+      open('history', async () => {
+        const id = checked(idSchema, decisionId, 'history', 'decisionId')
+        return (await driver.selectHistory(id)).map(parseTransition)
+      }),
+
+    recordReceipt: (receipt) =>
+      open('recordReceipt', async () => {
+        const parsed = reviewReceiptSchema.safeParse(receipt)
+        if (!parsed.success) {
+          throw PusharyStoreError.fromZod(parsed.error, {
+            operation: 'recordReceipt',
+            code: 'invalid_argument',
+          })
+        }
+        await driver.insertReceipt(parsed.data)
+      }),
+
+    listReceipts: (decisionId) =>
+      open('listReceipts', async () => {
+        const id = checked(idSchema, decisionId, 'listReceipts', 'decisionId')
+        return driver.selectReceipts(id)
+      }),
+
+    close: () => {
+      if (closed) return Promise.resolve()
+      closed = true
+      return guarded('close', () => driver.close())
+    },
+  }
+}
