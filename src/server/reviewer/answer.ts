@@ -24,7 +24,12 @@ export type AnswerPostResult =
       message: string
     }
 
-/** HTTP status for each result. */
+/**
+ * HTTP status for each result.
+ *
+ * @example
+ * httpStatusOf({ status: 'already_answered', message: '' }) // 409
+ */
 export function httpStatusOf(result: AnswerPostResult): 200 | 400 | 403 | 404 | 409 {
   switch (result.status) {
     case 'answered':
@@ -47,7 +52,12 @@ export function httpStatusOf(result: AnswerPostResult): 200 | 400 | 403 | 404 | 
   }
 }
 
-/** True when the caller wants JSON (the page script) rather than an HTML page. */
+/**
+ * True when the caller wants JSON (the page script) rather than an HTML page.
+ *
+ * @example
+ * return wantsJson(c) ? c.json(body, 401) : c.html(page, 401)
+ */
 export function wantsJson(c: Context): boolean {
   const accept = c.req.header('accept') ?? ''
   const type = c.req.header('content-type') ?? ''
@@ -115,7 +125,12 @@ export async function handleAnswerPost(
   return fromOutcome(await deps.answerDecision(decisionId, body.answer, 'reviewer'))
 }
 
-/** The JSON body the page script reads (`message` is shown to the reviewer). */
+/**
+ * The JSON body the page script reads (`message` is shown to the reviewer).
+ *
+ * @example
+ * return c.json(answerJson(result), httpStatusOf(result))
+ */
 export function answerJson(result: AnswerPostResult): Record<string, unknown> {
   if (result.status === 'answered') {
     return {

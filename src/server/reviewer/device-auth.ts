@@ -30,6 +30,9 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{16,200}$/
  * Derives the form CSRF token from the device token. The device token is
  * secret (HttpOnly cookie), so a cross-site page can neither read nor compute
  * it, and nothing extra has to be stored.
+ *
+ * @example
+ * html`<input type="hidden" name="csrf" value="${csrfTokenFor(deviceToken)}">`
  */
 export function csrfTokenFor(deviceToken: string): string {
   return createHmac('sha256', deviceToken).update('pushary-reviewer-csrf/v1').digest('base64url')
@@ -41,7 +44,12 @@ function sameToken(expected: string, actual: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-/** A fresh CSP nonce. */
+/**
+ * A fresh CSP nonce for one response.
+ *
+ * @example
+ * c.set('nonce', createNonce())
+ */
 export function createNonce(): string {
   return randomBytes(16).toString('base64')
 }
@@ -49,6 +57,9 @@ export function createNonce(): string {
 /**
  * Middleware: resolves the device cookie to a customer, or calls `onMissing`
  * (a 401 page or JSON) when there is no cookie or the device is unknown.
+ *
+ * @example
+ * app.get('/review', requireDevice(deps, (c) => c.text('not enrolled', 401)), (c) => c.text(c.get('externalId')))
  */
 export function requireDevice(
   deps: Pick<ReviewerDeps, 'deviceFromToken'>,
@@ -81,6 +92,9 @@ export type CsrfVerdict = { status: 'ok' } | { status: 'rejected'; reason: strin
  * browser vouches that it is same-origin (`Sec-Fetch-Site: same-origin` or
  * an `Origin` equal to the page's). A browser that says the request is cross
  * site is refused even with a token, since the token could only have leaked.
+ *
+ * @example
+ * if (checkCsrf(c, deps.publicUrl, form.csrf).status === 'rejected') return c.text('forbidden', 403)
  */
 export function checkCsrf(c: Context<ReviewerEnv>, publicUrl: string, formToken: string | null): CsrfVerdict {
   const ownOrigins = new Set([originOf(c.req.url), originOf(publicUrl)].filter((o) => o !== null))

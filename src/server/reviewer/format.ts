@@ -80,6 +80,9 @@ export function formatQuantity(value: ParameterValue, unit?: string): string {
  * Parses a timestamp parameter: an ISO-8601 string, or a number of
  * milliseconds since the epoch (values below 1e11 are taken as seconds,
  * since no real millisecond timestamp is that small after 1973).
+ *
+ * @example
+ * parseTimestamp('2030-01-02T03:04:00Z')?.getTime() === parseTimestamp(1_893_553_440)?.getTime() // true
  */
 export function parseTimestamp(value: ParameterValue): Date | null {
   if (typeof value === 'boolean') return null

@@ -72,7 +72,12 @@ ${renderChanges(presentation, decision)}
 </section>`
 }
 
-/** Human text for a stored answer, e.g. after the reviewer tapped Deny. */
+/**
+ * Human text for a decision's outcome, e.g. after the reviewer tapped Deny.
+ *
+ * @example
+ * describeOutcome({ ...decision, status: 'answered', type: 'confirm', value: 'no' }) // 'Denied.'
+ */
 export function describeOutcome(decision: StoredDecision): string {
   switch (decision.status) {
     case 'pending':
@@ -134,9 +139,10 @@ export function renderDecisionCard(
   options: { readonly csrf: string; readonly index: number },
 ): SafeHtml {
   const headingId = `q-${options.index}`
+  const expiresAt = decision.expiresAt === null ? null : new Date(decision.expiresAt)
   const expires =
-    decision.status === 'pending' && decision.expiresAt
-      ? html`<p class="muted">Expires <time datetime="${decision.expiresAt}">${formatDateTime(new Date(decision.expiresAt))}</time></p>`
+    decision.status === 'pending' && expiresAt !== null && !Number.isNaN(expiresAt.getTime())
+      ? html`<p class="muted">Expires <time datetime="${expiresAt.toISOString()}">${formatDateTime(expiresAt)}</time></p>`
       : ''
   const body =
     decision.status === 'pending'
