@@ -12,7 +12,12 @@ export const PUSHARY_DEFAULT_BASE_URL = 'https://pushary.com/api/v1/server'
 const DEFAULT_REQUEST_TIMEOUT_MS = 65_000
 const API_PATH = '/api/v1/server'
 
-/** Throws a validation error; shared by the client's argument checks. */
+/**
+ * Throws a validation error; shared by the client's argument checks.
+ *
+ * @example
+ * invalid('decisions.get', 'invalid_options', 'wait', 'must be seconds')
+ */
 export function invalid(
   operation: string,
   code: PusharyValidationCode,
@@ -22,7 +27,12 @@ export function invalid(
   throw new PusharyValidationError({ code, operation, field, message })
 }
 
-/** Parses with a schema, mapping the first failing field to a closed error code. */
+/**
+ * Parses with a schema, mapping the first failing field to a closed error code.
+ *
+ * @example
+ * const body = parseWith(createDecisionInputSchema, input, 'decisions.create', decisionInputCode)
+ */
 export function parseWith<Schema extends z.ZodType>(
   schema: Schema,
   value: unknown,
@@ -40,7 +50,12 @@ export function parseWith<Schema extends z.ZodType>(
   )
 }
 
-/** Error code for a bad field of a decision input. */
+/**
+ * Error code for a bad field of a decision input.
+ *
+ * @example
+ * decisionInputCode('externalId') // 'invalid_external_id'
+ */
 export function decisionInputCode(field: string): PusharyValidationCode {
   switch (field) {
     case 'externalId':
@@ -57,12 +72,22 @@ export function decisionInputCode(field: string): PusharyValidationCode {
   }
 }
 
-/** Validates a decision id (not blank), naming the field `decisionId`. */
+/**
+ * Validates a decision id (not blank), naming the field `decisionId`.
+ *
+ * @example
+ * const id = parseDecisionId(input, 'decisions.get')
+ */
 export function parseDecisionId(value: unknown, operation: string): string {
   return parseWith(idSchema, value, operation, () => 'invalid_identifier', 'decisionId')
 }
 
-/** The API key from options or `PUSHARY_API_KEY`, checked for the `pk_….sk_…` shape. */
+/**
+ * The API key from options or `PUSHARY_API_KEY`, checked for the `pk_….sk_…` shape.
+ *
+ * @example
+ * const apiKey = resolveApiKey(options.apiKey)
+ */
 export function resolveApiKey(value: string | undefined): string {
   const operation = 'createPusharyClient'
   const key = value ?? process.env.PUSHARY_API_KEY
@@ -70,14 +95,20 @@ export function resolveApiKey(value: string | undefined): string {
     invalid(operation, 'invalid_api_key', 'apiKey', 'no API key: set PUSHARY_API_KEY or pass { apiKey }')
   }
   // The service authenticates the full `pk_….sk_…` pair; a bare prefix would
-  // only fail later with a confusing 401.
-  if (!/^pk_[^\s.]+\.[^\s]+$/.test(key)) {
+  // only fail later with a confusing 401. Only the dot is required, matching
+  // the hosted SDK and the local service's own key rule.
+  if (!/^[^\s.]+\.[^\s]+$/.test(key)) {
     invalid(operation, 'invalid_api_key', 'apiKey', 'malformed API key: use the full key (pk_xxx.sk_xxx)')
   }
   return key
 }
 
-/** The base URL without a trailing slash; must end with `/api/v1/server`. */
+/**
+ * The base URL without a trailing slash; must end with `/api/v1/server`.
+ *
+ * @example
+ * resolveBaseUrl('http://127.0.0.1:4100/api/v1/server/') // 'http://127.0.0.1:4100/api/v1/server'
+ */
 export function resolveBaseUrl(value: string | undefined): string {
   const operation = 'createPusharyClient'
   const raw = (value ?? PUSHARY_DEFAULT_BASE_URL).replace(/\/+$/, '')
@@ -102,7 +133,12 @@ export function resolveBaseUrl(value: string | undefined): string {
   return raw
 }
 
-/** The request timeout in ms, default 65 000. */
+/**
+ * The request timeout in ms, default 65 000.
+ *
+ * @example
+ * resolveTimeout(undefined) // 65_000
+ */
 export function resolveTimeout(value: number | undefined): number {
   if (value === undefined) return DEFAULT_REQUEST_TIMEOUT_MS
   if (!Number.isFinite(value) || value <= 0) {

@@ -61,7 +61,12 @@ export interface PusharyClientOptions {
   now?: (() => number) | undefined
 }
 
-/** Per-call options. An abort stops the local wait; it never cancels the remote decision. */
+/**
+ * Per-call options. An abort stops the local wait; it never cancels the remote decision.
+ *
+ * @example
+ * await client.decisions.get(id, { wait: 30, signal: AbortSignal.timeout(40_000) })
+ */
 export interface PusharyCallOptions {
   signal?: AbortSignal | undefined
 }

@@ -15,7 +15,12 @@ import {
  */
 export type PusharyFetch = (input: string, init: RequestInit) => Promise<Response>
 
-/** One request, described declaratively so every endpoint shares one error path. */
+/**
+ * One request, described declaratively so every endpoint shares one error path.
+ *
+ * @example
+ * await transport.send({ operation: 'webhookSecret.get', method: 'GET', path: '/webhook-secret', schema: webhookSecretSchema })
+ */
 export interface PusharyRequest<Schema extends z.ZodType> {
   operation: string
   method: 'GET' | 'POST' | 'DELETE'

@@ -66,9 +66,11 @@ describe('createPusharyClient configuration', () => {
   })
 
   it('rejects a key without the pk_….sk_… shape and a baseUrl without the API path', () => {
-    expect(() => createPusharyClient({ apiKey: 'pk_only', baseUrl: service.baseUrl })).toThrow(
-      expect.objectContaining({ code: 'invalid_api_key', field: 'apiKey' }),
-    )
+    for (const apiKey of ['pk_only', 'pk_x.', 'pk_x .sk_y', '']) {
+      expect(() => createPusharyClient({ apiKey, baseUrl: service.baseUrl })).toThrow(
+        expect.objectContaining({ code: 'invalid_api_key', field: 'apiKey' }),
+      )
+    }
     expect(() => createPusharyClient({ apiKey: service.apiKey, baseUrl: 'http://127.0.0.1:1' })).toThrow(
       expect.objectContaining({ code: 'invalid_base_url', field: 'baseUrl' }),
     )
