@@ -51,6 +51,8 @@ export interface DecisionService {
   reachability(externalId: string): Promise<DecisionReach>
   enroll(externalId: string): Promise<{ token: string; expiresInSeconds: number }>
   reviewerDeps: ReviewerDeps
+  /** In sandbox mode, schedules answers for sandbox decisions left pending by a previous run. */
+  resumeSandbox(): Promise<void>
   /** Cancels scheduled sandbox answers. */
   close(): void
 }
@@ -299,6 +301,11 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
       deviceFromToken: (deviceToken) => enrollments.deviceFromToken(deviceToken, deps.now()),
       subscribe: (listener) => deps.events.subscribe(listener),
       publicUrl: deps.publicUrl,
+    },
+
+    async resumeSandbox() {
+      if (!deps.sandbox) return
+      for (const decision of await repo.pendingSandbox()) scheduleSandboxAnswer(decision)
     },
 
     close() {

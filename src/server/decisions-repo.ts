@@ -78,6 +78,8 @@ export interface DecisionsRepo {
     to: 'answered' | 'cancelled' | 'expired',
     change: { nowMs: number; value?: string; source?: AnswerSource },
   ): Promise<TransitionOutcome>
+  /** Pending decisions the sandbox answers (`approve`/`deny`), oldest first. */
+  pendingSandbox(): Promise<DecisionRecord[]>
   /** IDs of pending decisions whose deadline is at or before `nowMs`, oldest first. */
   overdue(nowMs: number, limit: number): Promise<string[]>
 }
@@ -290,6 +292,13 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
       } finally {
         tx.close()
       }
+    },
+
+    async pendingSandbox() {
+      const result = await db.execute(
+        `SELECT * FROM decisions WHERE status = 'pending' AND sandbox_outcome IN ('approve', 'deny') ORDER BY seq ASC`,
+      )
+      return result.rows.map(toRecord)
     },
 
     async overdue(nowMs, limit) {

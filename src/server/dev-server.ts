@@ -224,6 +224,7 @@ export async function createPusharyDevServer(
   })
   handler = app
 
+  await service.resumeSandbox().catch(onError)
   const sweeper = startExpirySweeper({
     sweep: () => service.sweep(),
     intervalMs: checked.data.sweepIntervalMs ?? 1_000,

@@ -87,4 +87,19 @@ describe('restart', () => {
       )
     }
   })
+
+  it('answers sandbox decisions that a previous run left pending once restarted in sandbox mode', async () => {
+    const dbPath = join(tempDir('restart-sandbox'), 'service.db')
+    const first = await boot(dbPath)
+    const approve = await first.client.decisions.create({ question: 'Auto?', sandboxOutcome: 'approve' })
+    const deny = await first.client.decisions.create({ question: 'Auto?', sandboxOutcome: 'deny' })
+    await first.server.close()
+    open.splice(open.indexOf(first.server), 1)
+
+    const second = await boot(dbPath, { sandbox: true })
+    expect(await second.client.decisions.get(approve.decisionId, { wait: 10 })).toMatchObject({
+      value: 'yes',
+    })
+    expect(await second.client.decisions.get(deny.decisionId, { wait: 10 })).toMatchObject({ value: 'no' })
+  })
 })
