@@ -162,4 +162,28 @@ describe('callbacks', () => {
     await h.client.decisions.answer(decisionId, 'yes')
     expect(await deliveriesOf(h, decisionId)).toEqual([])
   })
+
+  it('settles racing answers and a cancel exactly once, with exactly one callback', async () => {
+    receiver = await startCallbackReceiver()
+    const h = await start()
+    const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
+    const answers = ['yes', 'no', 'yes', 'no', 'yes', 'no', 'yes', 'no'].map((answer) =>
+      h.api('POST', `/decisions/${decisionId}`, { answer }),
+    )
+    const cancel = h.api('DELETE', `/decisions/${decisionId}`)
+    const results = await Promise.all(answers)
+    const cancelled = await cancel
+    const winners =
+      results.filter((r) => r.status === 200).length + (cancelled.json.cancelled === true ? 1 : 0)
+    expect(winners).toBe(1)
+    expect(results.every((r) => r.status === 200 || r.status === 409)).toBe(true)
+    await receiver.waitFor(1)
+    await sleep(300)
+    expect(receiver.received).toHaveLength(1)
+    const final = await h.client.decisions.get(decisionId)
+    expect(JSON.parse(receiver.received[0]?.rawBody ?? '{}')).toMatchObject({
+      status: final.status,
+      value: final.value,
+    })
+  })
 })
