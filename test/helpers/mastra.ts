@@ -36,7 +36,7 @@ export interface TestEnv extends TestEnvFile {
  */
 export async function createTestEnv(
   name: string,
-  options: { sweepIntervalMs?: number; sandbox?: boolean } = {},
+  options: { sweepIntervalMs?: number; sandbox?: boolean; callbackDelayMs?: number } = {},
 ): Promise<TestEnv> {
   const dir = mkdtempSync(join(tmpdir(), `pushary-${name}-`))
   const server = await createPusharyDevServer({
@@ -44,6 +44,7 @@ export async function createTestEnv(
     port: 0,
     sweepIntervalMs: options.sweepIntervalMs ?? 200,
     sandbox: options.sandbox ?? false,
+    callbackRetry: { baseDelayMs: options.callbackDelayMs ?? 100, maxDelayMs: 1000, maxAttempts: 8 },
     onError: () => {},
   })
   const client = createPusharyClient({ baseUrl: server.baseUrl, apiKey: server.apiKey })

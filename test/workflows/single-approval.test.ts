@@ -251,6 +251,31 @@ describe('dispatcher callbacks', () => {
     expect(await countEffects(env.dir, 'refund')).toBe(before)
   })
 
+  it('answers 503 without claiming while the run is not suspended yet, then resumes once it is', async () => {
+    const before = await countEffects(env.dir, 'refund')
+    const { runId, decisionId } = await startSingle({
+      operationId: 'refund:o-race',
+      question: 'Refund o-race?',
+    })
+    await env.client.decisions.answer(decisionId, 'yes')
+    // The step saved its review and returned, but Mastra has not persisted the suspension yet.
+    const storage = await app.mastra.getStorage()!.getStore('workflows')
+    await storage!.updateWorkflowState({ workflowName: 'refund-single', runId, opts: { status: 'running' } })
+    const early = await app.dispatcher.handleCallback(signedCallback(decisionId, 'answered', 'yes'))
+    expect(early.status).toBe(503)
+    expect(((await early.json()) as { status: string }).status).toBe('not_suspended_yet')
+    expect((await app.store.get(decisionId))?.state).toBe('pending')
+    await storage!.updateWorkflowState({
+      workflowName: 'refund-single',
+      runId,
+      opts: { status: 'suspended' },
+    })
+    const retried = await app.dispatcher.handleCallback(signedCallback(decisionId, 'answered', 'yes'))
+    expect(retried.status).toBe(200)
+    expect((await runState('refund-single', runId)).status).toBe('success')
+    expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
+  })
+
   it('answers 503 for a callback whose review is not saved yet, and for a pending decision', async () => {
     const unknown = await app.dispatcher.handleCallback(signedCallback('dec_not_saved', 'answered', 'yes'))
     expect(unknown.status).toBe(503)
