@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { PusharyWorkflowReview } from '../../src/store/review-schema.js'
+import { batchChildRunId, settleBatchParent } from '../../src/workflows/batch-parent.js'
+import { createTestEnv, listEffects, runFixture, type TestEnv } from '../helpers/mastra.js'
+import { buildApp, type TestApp } from './fixtures/app.js'
+
+let env: TestEnv
+let app: TestApp
+
+beforeAll(async () => {
+  env = await createTestEnv('batch')
+  app = buildApp(env)
+})
+
+afterAll(async () => {
+  await app?.close()
+  await env?.close()
+})
+
+type RunView = { status: string; result?: unknown }
+
+function workflow(id: string) {
+  return app.mastra.getWorkflowById(id as never) as unknown as {
+    createRun(): Promise<{ runId: string; start(p: { inputData: unknown }): Promise<{ status: string }> }>
+    getWorkflowRunById(id: string): Promise<RunView | null>
+  }
+}
+
+function shuffle<T>(items: T[], seed: number): T[] {
+  const copy = [...items]
+  let state = seed
+  for (let index = copy.length - 1; index > 0; index--) {
+    state = (state * 1103515245 + 12345) % 2147483648
+    const other = state % (index + 1)
+    ;[copy[index], copy[other]] = [copy[other] as T, copy[index] as T]
+  }
+  return copy
+}
+
+async function childReviews(parentRunId: string): Promise<PusharyWorkflowReview[]> {
+  const pending = await app.store.listByState('pending', { limit: 1000 })
+  return pending
+    .filter((review): review is PusharyWorkflowReview => review.target === 'workflow-step')
+    .filter((review) => review.parent?.runId === parentRunId)
+    .sort((a, b) => (a.parent?.itemIndex ?? 0) - (b.parent?.itemIndex ?? 0))
+}
+
+describe('linear multi-item approval (one child run per item)', () => {
+  it('completes 100 items answered in random order across two processes, each resolved once', async () => {
+    const count = 100
+    const items = Array.from({ length: count }, (_, index) => ({
+      operationId: `batch-${index}`,
+      question: `Refund item ${index}?`,
+    }))
+    const run = await workflow('refund-batch').createRun()
+    expect((await run.start({ inputData: items })).status).toBe('suspended')
+    const children = await childReviews(run.runId)
+    expect(children).toHaveLength(count)
+    expect(new Set(children.map((review) => review.decisionId)).size).toBe(count)
+    expect(children.map((review) => review.runId)).toEqual(
+      items.map((_, index) => batchChildRunId(run.runId, index)),
+    )
+
+    // Even items approved, odd denied; answered and resumed in random order.
+    const order = shuffle(children, 7)
+    for (const review of order) {
+      await env.client.decisions.answer(
+        review.decisionId,
+        (review.parent?.itemIndex ?? 1) % 2 === 0 ? 'yes' : 'no',
+      )
+    }
+    const ids = order.map((review) => review.decisionId)
+    const halves = [ids.filter((_, index) => index % 2 === 0), ids.filter((_, index) => index % 2 === 1)]
+    const results = await Promise.all(
+      halves.map((half) =>
+        runFixture<{ status: string }[]>(['resume-decisions', env.dir, JSON.stringify(half)]),
+      ),
+    )
+    expect(
+      results
+        .flat()
+        .map((result) => result.status)
+        .filter((status) => status !== 'resumed'),
+    ).toEqual([])
+
+    const state = await workflow('refund-batch').getWorkflowRunById(run.runId)
+    expect(state?.status).toBe('success')
+    const refunded = (await listEffects(env.dir))
+      .filter((effect) => effect.kind === 'refund-item' && effect.key.startsWith('batch-'))
+      .map((effect) => effect.key)
+    const expected = items.filter((_, index) => index % 2 === 0).map((item) => item.operationId)
+    expect([...refunded].sort()).toEqual([...expected].sort())
+    expect(new Set(refunded).size).toBe(refunded.length)
+    for (const review of children) expect((await app.store.get(review.decisionId))?.state).toBe('completed')
+    // Settling again is a no-op.
+    const again = await settleBatchParent({
+      mastra: app.mastra,
+      parent: {
+        workflowId: 'refund-batch',
+        runId: run.runId,
+        stepId: 'pushary-approval-batch',
+        itemIndex: 0,
+      },
+    })
+    expect(again.status).toBe('already_settled')
+  })
+
+  it('re-suspends the parent when resumed before every item is settled, and returns answers in input order', async () => {
+    const items = [0, 1, 2].map((index) => ({ operationId: `early-${index}`, question: `Refund ${index}?` }))
+    const run = await workflow('refund-batch').createRun()
+    expect((await run.start({ inputData: items })).status).toBe('suspended')
+    const children = await childReviews(run.runId)
+    await env.client.decisions.answer(children[2]!.decisionId, 'yes')
+    const first = await app.dispatcher.resumeDecision(children[2]!.decisionId)
+    expect(first.status).toBe('resumed')
+    expect(first.status === 'resumed' && first.parent).toEqual({ status: 'waiting', openIndex: 0 })
+    // A premature parent resume cannot inject answers: it re-reads the children and waits again.
+    const parentRun = await (
+      app.mastra.getWorkflowById('refund-batch' as never) as unknown as {
+        createRun(o: { runId: string }): Promise<{
+          resume(p: { step: string; resumeData: unknown }): Promise<{ status: string }>
+        }>
+      }
+    ).createRun({ runId: run.runId })
+    expect(
+      (await parentRun.resume({ step: 'pushary-approval-batch', resumeData: { settled: true } })).status,
+    ).toBe('suspended')
+    await env.client.decisions.cancel(children[0]!.decisionId)
+    await env.client.decisions.answer(children[1]!.decisionId, 'no')
+    await app.dispatcher.resumeDecision(children[0]!.decisionId)
+    const last = await app.dispatcher.resumeDecision(children[1]!.decisionId)
+    expect(last.status === 'resumed' && last.parent?.status).toBe('resumed')
+    const state = await workflow('refund-batch').getWorkflowRunById(run.runId)
+    expect(state?.status).toBe('success')
+    const steps = (state as unknown as { steps: Record<string, { output?: unknown }> }).steps
+    expect(steps['pushary-approval-batch']?.output).toEqual([
+      { status: 'cancelled', value: null, approved: false },
+      { status: 'answered', value: 'no', approved: false },
+      { status: 'answered', value: 'yes', approved: true },
+    ])
+    expect(steps['pushary-gate-items']?.output).toEqual([
+      { index: 2, answer: { status: 'answered', value: 'yes', approved: true } },
+    ])
+    const keys = (await listEffects(env.dir))
+      .map((effect) => effect.key)
+      .filter((key) => key.startsWith('early-'))
+    expect(keys).toEqual(['early-2'])
+  })
+})
