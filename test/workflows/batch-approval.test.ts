@@ -105,6 +105,34 @@ describe('linear multi-item approval (one child run per item)', () => {
     expect(again.status).toBe('already_settled')
   })
 
+  it('completes 1,000 items resumed one by one in random order, each resolved once', async () => {
+    const count = 1000
+    const items = Array.from({ length: count }, (_, index) => ({
+      operationId: `big-${index}`,
+      question: `Refund big item ${index}?`,
+    }))
+    const run = await workflow('refund-batch').createRun()
+    expect((await run.start({ inputData: items })).status).toBe('suspended')
+    const children = await childReviews(run.runId)
+    expect(children).toHaveLength(count)
+    for (const review of children) {
+      await env.client.decisions.answer(
+        review.decisionId,
+        (review.parent?.itemIndex ?? 1) % 10 === 0 ? 'yes' : 'no',
+      )
+    }
+    const statuses = new Map<string, number>()
+    for (const review of shuffle(children, 11)) {
+      const result = await app.dispatcher.resumeDecision(review.decisionId)
+      statuses.set(result.status, (statuses.get(result.status) ?? 0) + 1)
+    }
+    expect(Object.fromEntries(statuses)).toEqual({ resumed: count })
+    expect((await workflow('refund-batch').getWorkflowRunById(run.runId))?.status).toBe('success')
+    const refunded = (await listEffects(env.dir)).filter((effect) => effect.key.startsWith('big-'))
+    expect(refunded).toHaveLength(count / 10)
+    expect(new Set(refunded.map((effect) => effect.key)).size).toBe(count / 10)
+  }, 180_000)
+
   it('re-suspends the parent when resumed before every item is settled, and returns answers in input order', async () => {
     const items = [0, 1, 2].map((index) => ({ operationId: `early-${index}`, question: `Refund ${index}?` }))
     const run = await workflow('refund-batch').createRun()
