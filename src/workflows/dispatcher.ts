@@ -300,14 +300,34 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     const snapshot = await loadRunSnapshot(mastra, review.workflowId, review.runId)
     if (!snapshot) return { status: 'unknown', decisionId, reason: 'the run has no snapshot' }
     if (snapshot.status === 'running') {
-      // The crash left the run claimed by nobody. Restart re-runs the step's
-      // first pass: same idempotency key, same decision, same binding, suspended again.
+      // The crash left the run claimed by nobody. Restart re-runs the active
+      // step: the approval step's first pass lands on the same decision and
+      // binding and suspends again; a later step just runs again.
       const run = await findWorkflow(mastra, review.workflowId, review.runId).createRun({
         runId: review.runId,
       })
       await run.restart()
     }
-    return resumeClaimed(review, verified.answer, verified.resumeData)
+    const after = await loadRunSnapshot(mastra, review.workflowId, review.runId)
+    const target = after ? labelTarget(after, review.resumeLabel) : null
+    if (after && target && isTargetSuspended(after, target)) {
+      return resumeClaimed(review, verified.answer, verified.resumeData)
+    }
+    if (after?.status === 'success') {
+      // The answer had been applied before the crash; the restart finished the run.
+      await store.finish(decisionId, 'completed', 'recovered: the run finished after restart')
+      return {
+        status: 'resumed',
+        decisionId,
+        workflowId: review.workflowId,
+        runId: review.runId,
+        answer: verified.answer,
+        runStatus: after.status,
+      }
+    }
+    const reason = `recovery found the run ${after?.status ?? 'missing'}; inspect it before marking this review`
+    const persistenceError = await finishSafely(decisionId, 'uncertain', reason)
+    return { status: 'uncertain', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
   }
 
   async function handleCallback(request: Request): Promise<Response> {

@@ -109,11 +109,15 @@ export async function listEffects(dir: string): Promise<{ kind: string; key: str
  * @example
  * const started = await runFixture(['start-single', env.dir, JSON.stringify(input)])
  */
-export function runFixture<T = unknown>(args: readonly string[], timeoutMs = 120_000): Promise<T> {
+export function runFixture<T = unknown>(
+  args: readonly string[],
+  options: { timeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/workflows/fixtures/run.ts', ...args], {
       cwd: process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...options.env },
     })
     let stdout = ''
     let stderr = ''
@@ -123,11 +127,11 @@ export function runFixture<T = unknown>(args: readonly string[], timeoutMs = 120
     child.stderr.on('data', (chunk) => {
       stderr += chunk
     })
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('close', (code) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000)
+    child.on('close', (code, signal) => {
       clearTimeout(timer)
       if (code !== 0) {
-        reject(new Error(`fixture ${args[0]} exited with ${code}: ${stderr.slice(-2000)}`))
+        reject(new Error(`fixture ${args[0]} exited with ${code ?? signal}: ${stderr.slice(-2000)}`))
         return
       }
       const line = stdout.trim().split('\n').at(-1) ?? ''

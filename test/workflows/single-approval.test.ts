@@ -287,3 +287,34 @@ describe('dispatcher callbacks', () => {
     await app.dispatcher.resumeDecision(decisionId)
   })
 })
+
+describe('crash recovery', () => {
+  it('re-applies the verified answer after a process dies mid-resume, running the refund once', async () => {
+    const before = await countEffects(env.dir, 'refund')
+    const { runId, decisionId } = await startSingle({
+      operationId: 'refund:o-crash',
+      question: 'Refund o-crash?',
+    })
+    await env.client.decisions.answer(decisionId, 'yes')
+    await expect(
+      runFixture(['resume-decisions', env.dir, JSON.stringify([decisionId])], {
+        env: { PUSHARY_TEST_CRASH_IN_REFUND: 'refund:o-crash' },
+      }),
+    ).rejects.toThrow(/SIGKILL/)
+    // The claim is visible and the run is stuck: nothing retries it automatically.
+    expect((await app.store.get(decisionId))?.state).toBe('resuming')
+    expect((await runState('refund-single', runId)).status).toBe('running')
+    expect((await app.dispatcher.resumeDecision(decisionId)).status).toBe('busy')
+    expect(await countEffects(env.dir, 'refund')).toBe(before)
+
+    const recovered = await app.dispatcher.recover(decisionId)
+    expect(recovered.status).toBe('resumed')
+    expect((await runState('refund-single', runId)).result).toEqual({
+      refunded: true,
+      operationId: 'refund:o-crash',
+    })
+    expect((await app.store.get(decisionId))?.state).toBe('completed')
+    expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
+    expect((await app.dispatcher.recover(decisionId)).status).toBe('duplicate')
+  })
+})
