@@ -83,6 +83,7 @@ export type PusharyParentOutcome =
   | { status: 'waiting'; openIndex: number }
   | { status: 'already_settled' }
   | { status: 'not_batch' }
+  | { status: 'failed'; reason: string }
 
 /**
  * Called after a child of a multi-item approval completed: when every

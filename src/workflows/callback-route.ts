@@ -1,6 +1,6 @@
 import { registerApiRoute } from '@mastra/core/server'
 import { PusharyValidationError } from '../pushary/errors.js'
-import type { PusharyDispatcher } from './dispatcher.js'
+import type { PusharyDispatcher } from './dispatch-types.js'
 
 /**
  * The callback endpoint as a Mastra server route, so a `mastra dev` app gets

@@ -1,6 +1,4 @@
-import type { Mastra } from '@mastra/core/mastra'
 import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from '../pushary/callbacks.js'
-import type { PusharyClient } from '../pushary/client.js'
 import type { Decision } from '../pushary/decision-schemas.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
@@ -8,96 +6,18 @@ import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.j
 import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
 import { checkWorkflowDecision } from '../steps/workflow-binding.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
-import type { PusharyReviewStore } from '../store/review-store.js'
-import { type PusharyParentOutcome, settleBatchParent } from './batch-parent.js'
+import { settleBatchParent } from './batch-parent.js'
+import {
+  type PusharyDispatcher,
+  type PusharyDispatcherOptions,
+  type PusharyDispatchResult,
+  type PusharyReconcileReport,
+  RETRYABLE_DISPATCH_STATUSES,
+} from './dispatch-types.js'
 import { isPusharyResumeError } from './resume-error.js'
 import { resumePusharyApproval } from './resume-guard.js'
 import { createKeyedQueue } from './run-queue.js'
 import { findWorkflow, isTargetSuspended, labelTarget, loadRunSnapshot } from './run-snapshot.js'
-
-/**
- * Outcome of resuming one decision. Retry later on `unknown`, `busy`,
- * `pending` and `not_suspended_yet`; `uncertain` needs an operator; every
- * other status is final for this decision.
- *
- * @example
- * switch (result.status) { case 'resumed': break; default: break }
- */
-export type PusharyDispatchResult =
-  | {
-      status: 'resumed'
-      decisionId: string
-      workflowId: string
-      runId: string
-      answer: PusharyAnswer
-      runStatus: string
-      parent?: PusharyParentOutcome
-    }
-  | { status: 'pending'; decisionId: string }
-  | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
-  | { status: 'busy'; decisionId: string }
-  | { status: 'duplicate'; decisionId: string }
-  | { status: 'unknown'; decisionId: string; reason: string }
-  | { status: 'unsupported'; decisionId: string; reason: string }
-  | { status: 'mismatch'; decisionId: string; reason: string }
-  | { status: 'invalid_answer'; decisionId: string; reason: string }
-  | { status: 'stale'; decisionId: string; reason: string }
-  | { status: 'uncertain'; decisionId: string; reason: string; persistenceError?: string }
-
-/** Statuses after which the same decision should be tried again later. */
-export const RETRYABLE_DISPATCH_STATUSES = ['unknown', 'busy', 'pending', 'not_suspended_yet'] as const
-
-/**
- * Collaborators of {@link createPusharyDispatcher}.
- *
- * @example
- * const options: PusharyDispatcherOptions = { mastra, client, store, webhookSecret: server.webhookSecret }
- */
-export interface PusharyDispatcherOptions {
-  mastra: Mastra
-  client: PusharyClient
-  store: PusharyReviewStore
-  /** Secret that signs callbacks; only `handleCallback` needs it. */
-  webhookSecret?: string
-  now?: () => Date
-  /** How long a resume waits for another resume of the same run; default 30 s. */
-  conflictTimeoutMs?: number
-}
-
-/**
- * Summary of one `reconcile` round.
- *
- * @example
- * const { resumed, results } = await dispatcher.reconcile({ limit: 100 })
- */
-export interface PusharyReconcileReport {
-  checked: number
-  resumed: number
-  results: (PusharyDispatchResult | { status: 'error'; decisionId: string; reason: string })[]
-}
-
-/**
- * The one resume path of the package: turns a verified answer into exactly
- * one resume of exactly one suspended step or foreach iteration.
- *
- * @example
- * const dispatcher = createPusharyDispatcher({ mastra, client, store, webhookSecret })
- * export const POST = (request: Request) => dispatcher.handleCallback(request)
- */
-export interface PusharyDispatcher {
-  /** Verify, persist the receipt, resume; 401 forged, 503 retry later, 200 otherwise. */
-  handleCallback(request: Request): Promise<Response>
-  /** Poll the service for pending reviews and resume the settled ones. */
-  reconcile(options?: { limit?: number }): Promise<PusharyReconcileReport>
-  /** Resume one decision from the service's current state (callback-free). */
-  resumeDecision(decisionId: string): Promise<PusharyDispatchResult>
-  /**
-   * Operator path after a crash mid-resume (review `resuming`, run stuck
-   * `running`): restarts the run so the step suspends again on the same
-   * decision, then re-applies the verified answer.
-   */
-  recover(decisionId: string): Promise<PusharyDispatchResult>
-}
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
@@ -183,7 +103,25 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
         runStatus: outcome.result.status,
       }
       if (review.parent) {
-        resumed.parent = await settleBatchParent({ mastra, parent: review.parent })
+        // The child is done whatever happens to its parent; a failure here is
+        // reported, and the next child's settle (or settleBatchParent) retries it.
+        try {
+          resumed.parent = await settleBatchParent({ mastra, parent: review.parent })
+        } catch (error) {
+          resumed.parent = { status: 'failed', reason: errorMessage(error) }
+        }
+      }
+      if (options.onResumed) {
+        try {
+          await options.onResumed({
+            review,
+            answer,
+            runStatus: outcome.result.status,
+            runResult: outcome.result.result,
+          })
+        } catch (error) {
+          resumed.hookError = errorMessage(error)
+        }
       }
       return resumed
     } catch (error) {

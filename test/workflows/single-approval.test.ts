@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SIGNATURE_HEADER, signWebhookBody } from '../../src/pushary/callbacks.js'
 import { isPusharyDeclined } from '../../src/steps/gate-step.js'
+import type { PusharyResumedEvent } from '../../src/workflows/dispatch-types.js'
+import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import { countEffects, createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { buildApp, type TestApp } from './fixtures/app.js'
 
@@ -285,6 +287,33 @@ describe('dispatcher callbacks', () => {
     expect((await app.store.get(decisionId))?.state).toBe('pending')
     await env.client.decisions.cancel(decisionId)
     await app.dispatcher.resumeDecision(decisionId)
+  })
+})
+
+describe('dispatcher hook', () => {
+  it('tells onResumed about each resumed decision once; a throwing hook does not undo the resume', async () => {
+    const events: PusharyResumedEvent[] = []
+    const dispatcher = createPusharyDispatcher({
+      mastra: app.mastra,
+      client: env.client,
+      store: app.store,
+      onResumed: (event) => {
+        events.push(event)
+        throw new Error('hook failed')
+      },
+    })
+    const { decisionId } = await startSingle({ operationId: 'refund:o-hook', question: 'Refund o-hook?' })
+    await env.client.decisions.answer(decisionId, 'yes')
+    const result = await dispatcher.resumeDecision(decisionId)
+    expect(result).toMatchObject({ status: 'resumed', hookError: 'hook failed', runStatus: 'success' })
+    expect((await dispatcher.resumeDecision(decisionId)).status).toBe('duplicate')
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({
+      review: { decisionId, operationId: 'refund:o-hook' },
+      answer: { approved: true },
+      runResult: { refunded: true, operationId: 'refund:o-hook' },
+    })
+    expect((await app.store.get(decisionId))?.state).toBe('completed')
   })
 })
 

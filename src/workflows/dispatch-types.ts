@@ -1,0 +1,116 @@
+import type { Mastra } from '@mastra/core/mastra'
+import type { PusharyClient } from '../pushary/client.js'
+import type { PusharyAnswer } from '../pushary/question.js'
+import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
+import type { PusharyParentOutcome } from './batch-parent.js'
+
+/**
+ * Outcome of resuming one decision. Retry later on `unknown`, `busy`,
+ * `pending` and `not_suspended_yet`; `uncertain` needs an operator; every
+ * other status is final for this decision.
+ *
+ * @example
+ * switch (result.status) { case 'resumed': break; default: break }
+ */
+export type PusharyDispatchResult =
+  | {
+      status: 'resumed'
+      decisionId: string
+      workflowId: string
+      runId: string
+      answer: PusharyAnswer
+      runStatus: string
+      parent?: PusharyParentOutcome
+      /** Set when `onResumed` threw; the review is still `completed`. */
+      hookError?: string
+    }
+  | { status: 'pending'; decisionId: string }
+  | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
+  | { status: 'busy'; decisionId: string }
+  | { status: 'duplicate'; decisionId: string }
+  | { status: 'unknown'; decisionId: string; reason: string }
+  | { status: 'unsupported'; decisionId: string; reason: string }
+  | { status: 'mismatch'; decisionId: string; reason: string }
+  | { status: 'invalid_answer'; decisionId: string; reason: string }
+  | { status: 'stale'; decisionId: string; reason: string; persistenceError?: string }
+  | { status: 'uncertain'; decisionId: string; reason: string; persistenceError?: string }
+
+/**
+ * Statuses after which the same decision should be tried again later.
+ *
+ * @example
+ * const retry = (RETRYABLE_DISPATCH_STATUSES as readonly string[]).includes(result.status)
+ */
+export const RETRYABLE_DISPATCH_STATUSES = ['unknown', 'busy', 'pending', 'not_suspended_yet'] as const
+
+/**
+ * Collaborators of {@link createPusharyDispatcher}.
+ *
+ * @example
+ * const options: PusharyDispatcherOptions = { mastra, client, store, webhookSecret: server.webhookSecret }
+ */
+export interface PusharyDispatcherOptions {
+  mastra: Mastra
+  client: PusharyClient
+  store: PusharyReviewStore
+  /** Secret that signs callbacks; only `handleCallback` needs it. */
+  webhookSecret?: string
+  now?: () => Date
+  /** How long a resume waits for another resume of the same run; default 30 s. */
+  conflictTimeoutMs?: number
+  /**
+   * Called once per decision after its run was resumed and the review marked
+   * `completed`, e.g. to continue an agent that delegated to the workflow.
+   * A throw is reported as `hookError`; it never re-runs the resume.
+   */
+  onResumed?: (event: PusharyResumedEvent) => Promise<void> | void
+}
+
+/**
+ * What `onResumed` receives.
+ *
+ * @example
+ * const onResumed = ({ review, answer }: PusharyResumedEvent) => console.log(review.operationId, answer.approved)
+ */
+export interface PusharyResumedEvent {
+  review: PusharyWorkflowReview
+  answer: PusharyAnswer
+  runStatus: string
+  runResult: unknown
+}
+
+/**
+ * Summary of one `reconcile` round.
+ *
+ * @example
+ * const { resumed, results } = await dispatcher.reconcile({ limit: 100 })
+ */
+export interface PusharyReconcileReport {
+  checked: number
+  resumed: number
+  results: (PusharyDispatchResult | { status: 'error'; decisionId: string; reason: string })[]
+}
+
+/**
+ * The one resume path of the package: turns a verified answer into exactly
+ * one resume of exactly one suspended step or foreach iteration.
+ *
+ * @example
+ * const dispatcher = createPusharyDispatcher({ mastra, client, store, webhookSecret })
+ * export const POST = (request: Request) => dispatcher.handleCallback(request)
+ */
+export interface PusharyDispatcher {
+  /** Verify, persist the receipt, resume; 401 forged, 503 retry later, 200 otherwise. */
+  handleCallback(request: Request): Promise<Response>
+  /** Poll the service for pending reviews and resume the settled ones. */
+  reconcile(options?: { limit?: number }): Promise<PusharyReconcileReport>
+  /** Resume one decision from the service's current state (callback-free). */
+  resumeDecision(decisionId: string): Promise<PusharyDispatchResult>
+  /**
+   * Operator path after a crash mid-resume (review `resuming`, run stuck
+   * `running`): restarts the run so the step suspends again on the same
+   * decision, then re-applies the verified answer.
+   */
+  recover(decisionId: string): Promise<PusharyDispatchResult>
+}
