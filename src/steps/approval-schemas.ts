@@ -10,7 +10,12 @@ import {
   terminalDecisionStatusSchema,
 } from '../pushary/question.js'
 
-/** Longest `operationId` accepted; keeps the binding context under the service's 2,000-character limit. */
+/**
+ * Longest `operationId` accepted; keeps the binding context under the service's 2,000-character limit.
+ *
+ * @example
+ * if (operationId.length > OPERATION_ID_MAX) throw new Error('operation id too long')
+ */
 export const OPERATION_ID_MAX = 200
 
 /**

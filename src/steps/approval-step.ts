@@ -48,7 +48,12 @@ export interface PusharyApprovalStepOptions {
   sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
 }
 
-/** Request-context key under which a multi-item parent tells its child run where it came from. */
+/**
+ * Request-context key under which a multi-item parent tells its child run where it came from.
+ *
+ * @example
+ * requestContext.set(PUSHARY_PARENT_CONTEXT_KEY, { workflowId, runId, stepId, itemIndex: 0 })
+ */
 export const PUSHARY_PARENT_CONTEXT_KEY = 'pushary.parent'
 
 const optionsSchema = z.object({
@@ -197,5 +202,10 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
   })
 }
 
-/** The step type {@link pusharyApprovalStep} returns. */
+/**
+ * The step type {@link pusharyApprovalStep} returns.
+ *
+ * @example
+ * const step: PusharyApprovalStep = pusharyApprovalStep({ client, store })
+ */
 export type PusharyApprovalStep = ReturnType<typeof pusharyApprovalStep>

@@ -66,6 +66,9 @@ function refuse(
 /**
  * Picks exactly one live target, or refuses. Never lets Mastra choose: it
  * would resume every suspended iteration when no index is given.
+ *
+ * @example
+ * const target = resolveResumeTarget(request, snapshot) // { stepId: 'approve', forEachIndex: 2 }
  */
 export function resolveResumeTarget(request: PusharyResumeRequest, snapshot: RunSnapshotView): ResumeTarget {
   if (snapshot.status !== 'suspended') {
