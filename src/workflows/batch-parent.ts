@@ -42,6 +42,8 @@ export function batchChildRunId(parentRunId: string, index: number): string {
   return `${parentRunId}~${index}`
 }
 
+const TERMINAL = ['success', 'failed', 'canceled', 'tripwire', 'bailed']
+
 /** State of one child run as the parent sees it. */
 export type BatchChildState =
   | { state: 'settled'; answer: PusharyAnswer }
@@ -82,6 +84,7 @@ export type PusharyParentOutcome =
   | { status: 'resumed'; runStatus: string }
   | { status: 'waiting'; openIndex: number }
   | { status: 'already_settled' }
+  | { status: 'deferred'; reason: string }
   | { status: 'not_batch' }
   | { status: 'failed'; reason: string }
 
@@ -104,24 +107,17 @@ export async function settleBatchParent(input: {
   const { mastra, parent } = input
   const snapshot = await loadRunSnapshot(mastra, parent.workflowId, parent.runId)
   if (!snapshot) return { status: 'not_batch' }
-  if (['success', 'failed', 'canceled', 'tripwire', 'bailed'].includes(snapshot.status)) {
+  if (TERMINAL.includes(snapshot.status)) {
     return { status: 'already_settled' }
   }
-  const stepResult = snapshot.context[parent.stepId] as
-    | { suspendPayload?: unknown; payload?: unknown }
-    | undefined
+  const stepResult = snapshot.context[parent.stepId] as { suspendPayload?: unknown } | undefined
   const suspended = pusharyBatchSuspendSchema.safeParse(stepResult?.suspendPayload)
-  const count = suspended.success
-    ? suspended.data.count
-    : Array.isArray(stepResult?.payload)
-      ? stepResult.payload.length
-      : null
-  const childWorkflowId = suspended.success ? suspended.data.childWorkflowId : null
-  if (count === null || childWorkflowId === null) {
-    // The parent's first pass has not persisted its suspension yet; the
-    // reconcile fallback (`settlePusharyBatch`) picks it up later.
-    return { status: 'waiting', openIndex: parent.itemIndex }
+  if (!suspended.success) {
+    // The parent's first pass has not persisted its suspension yet;
+    // `settleSuspendedBatches` (run by reconcile) picks it up later.
+    return { status: 'deferred', reason: 'the parent has not suspended yet' }
   }
+  const { count, childWorkflowId } = suspended.data
   for (let index = 0; index < count; index++) {
     const child = await readBatchChild(mastra, childWorkflowId, batchChildRunId(parent.runId, index))
     if (child.state === 'open') return { status: 'waiting', openIndex: index }
@@ -137,9 +133,60 @@ export async function settleBatchParent(input: {
     })
     return { status: 'resumed', runStatus: outcome.result.status }
   } catch (error) {
-    if (isPusharyResumeError(error) && error.code !== 'no_storage' && error.code !== 'unknown_workflow') {
-      return { status: 'already_settled' }
-    }
-    throw error
+    if (!isPusharyResumeError(error) || error.code === 'no_storage' || error.code === 'unknown_workflow')
+      throw error
+    // Another caller won the parent (it is running or done), or it is busy:
+    // only a finished parent is settled; anything else is retried by reconcile.
+    const now = await loadRunSnapshot(mastra, parent.workflowId, parent.runId)
+    if (now && TERMINAL.includes(now.status)) return { status: 'already_settled' }
+    return { status: 'deferred', reason: error.message }
   }
+}
+
+/**
+ * Reconcile fallback for multi-item parents: finds suspended batch parents
+ * (any registered workflow) and settles those whose children are all done.
+ * Covers a crash between the last child's completion and the parent resume,
+ * and a last child that finished before its parent had suspended.
+ *
+ * @example
+ * const outcomes = await settleSuspendedBatches({ mastra, limit: 100 })
+ */
+export async function settleSuspendedBatches(input: {
+  mastra: Mastra
+  limit?: number
+  conflictTimeoutMs?: number
+}): Promise<PusharyParentOutcome[]> {
+  const outcomes: PusharyParentOutcome[] = []
+  const workflows = Object.values(input.mastra.listWorkflows()) as unknown as {
+    id: string
+    listWorkflowRuns(args: { status: 'suspended'; perPage: number; page: number }): Promise<{
+      runs: { runId: string; snapshot: unknown }[]
+    }>
+  }[]
+  for (const workflow of workflows) {
+    const { runs } = await workflow.listWorkflowRuns({
+      status: 'suspended',
+      perPage: input.limit ?? 100,
+      page: 0,
+    })
+    for (const run of runs) {
+      const snapshot = typeof run.snapshot === 'string' ? JSON.parse(run.snapshot) : run.snapshot
+      const context = (
+        snapshot as { context?: Record<string, { suspendPayload?: unknown; status?: string }> }
+      )?.context
+      for (const [stepId, step] of Object.entries(context ?? {})) {
+        if (step?.status !== 'suspended' || !pusharyBatchSuspendSchema.safeParse(step.suspendPayload).success)
+          continue
+        outcomes.push(
+          await settleBatchParent({
+            mastra: input.mastra,
+            parent: { workflowId: workflow.id, runId: run.runId, stepId, itemIndex: 0 },
+            ...(input.conflictTimeoutMs === undefined ? {} : { conflictTimeoutMs: input.conflictTimeoutMs }),
+          }),
+        )
+      }
+    }
+  }
+  return outcomes
 }

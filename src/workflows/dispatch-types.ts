@@ -90,6 +90,8 @@ export interface PusharyReconcileReport {
   checked: number
   resumed: number
   results: (PusharyDispatchResult | { status: 'error'; decisionId: string; reason: string })[]
+  /** Multi-item parents found suspended and settled this round (the fallback after a lost parent resume). */
+  parents: PusharyParentOutcome[]
 }
 
 /**

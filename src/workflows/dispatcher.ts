@@ -6,7 +6,7 @@ import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.j
 import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
 import { checkWorkflowDecision } from '../steps/workflow-binding.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
-import { settleBatchParent } from './batch-parent.js'
+import { settleBatchParent, settleSuspendedBatches } from './batch-parent.js'
 import {
   type PusharyDispatcher,
   type PusharyDispatcherOptions,
@@ -106,7 +106,13 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
         // The child is done whatever happens to its parent; a failure here is
         // reported, and the next child's settle (or settleBatchParent) retries it.
         try {
-          resumed.parent = await settleBatchParent({ mastra, parent: review.parent })
+          resumed.parent = await settleBatchParent({
+            mastra,
+            parent: review.parent,
+            ...(options.conflictTimeoutMs === undefined
+              ? {}
+              : { conflictTimeoutMs: options.conflictTimeoutMs }),
+          })
         } catch (error) {
           resumed.parent = { status: 'failed', reason: errorMessage(error) }
         }
@@ -297,7 +303,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
   async function reconcile(reconcileOptions: { limit?: number } = {}): Promise<PusharyReconcileReport> {
     const limit = reconcileOptions.limit ?? 100
     const pending = await store.listByState('pending', { limit })
-    const report: PusharyReconcileReport = { checked: 0, resumed: 0, results: [] }
+    const report: PusharyReconcileReport = { checked: 0, resumed: 0, results: [], parents: [] }
     for (const review of pending) {
       if (review.target !== 'workflow-step') continue
       report.checked++
@@ -308,6 +314,15 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
       } catch (error) {
         report.results.push({ status: 'error', decisionId: review.decisionId, reason: errorMessage(error) })
       }
+    }
+    try {
+      report.parents = await settleSuspendedBatches({
+        mastra,
+        limit,
+        ...(options.conflictTimeoutMs === undefined ? {} : { conflictTimeoutMs: options.conflictTimeoutMs }),
+      })
+    } catch (error) {
+      report.parents = [{ status: 'failed', reason: errorMessage(error) }]
     }
     return report
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PusharyWorkflowReview } from '../../src/store/review-schema.js'
 import { batchChildRunId, settleBatchParent } from '../../src/workflows/batch-parent.js'
+import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import { createTestEnv, listEffects, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { buildApp, type TestApp } from './fixtures/app.js'
 
@@ -173,5 +174,44 @@ describe('linear multi-item approval (one child run per item)', () => {
       .map((effect) => effect.key)
       .filter((key) => key.startsWith('early-'))
     expect(keys).toEqual(['early-2'])
+  })
+
+  it('settles a parent whose last child finished before the parent could be resumed, on the next reconcile', async () => {
+    const items = [0, 1].map((index) => ({ operationId: `late-${index}`, question: `Refund late ${index}?` }))
+    const run = await workflow('refund-batch').createRun()
+    expect((await run.start({ inputData: items })).status).toBe('suspended')
+    const children = await childReviews(run.runId)
+    for (const review of children) await env.client.decisions.answer(review.decisionId, 'yes')
+    // The parent looks busy (as while its first pass is still persisting) when the children finish.
+    const storage = await app.mastra.getStorage()!.getStore('workflows')
+    await storage!.updateWorkflowState({
+      workflowName: 'refund-batch',
+      runId: run.runId,
+      opts: { status: 'running' },
+    })
+    const impatient = createPusharyDispatcher({
+      mastra: app.mastra,
+      client: env.client,
+      store: app.store,
+      conflictTimeoutMs: 200,
+    })
+    const outcomes = []
+    for (const review of children) outcomes.push(await impatient.resumeDecision(review.decisionId))
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['resumed', 'resumed'])
+    expect(outcomes[1]?.status === 'resumed' && outcomes[1].parent?.status).toBe('deferred')
+    expect((await workflow('refund-batch').getWorkflowRunById(run.runId))?.status).toBe('running')
+
+    await storage!.updateWorkflowState({
+      workflowName: 'refund-batch',
+      runId: run.runId,
+      opts: { status: 'suspended' },
+    })
+    const report = await app.dispatcher.reconcile({ limit: 100 })
+    expect(report.parents).toContainEqual({ status: 'resumed', runStatus: 'success' })
+    expect((await workflow('refund-batch').getWorkflowRunById(run.runId))?.status).toBe('success')
+    const keys = (await listEffects(env.dir))
+      .map((effect) => effect.key)
+      .filter((key) => key.startsWith('late-'))
+    expect(keys.sort()).toEqual(['late-0', 'late-1'])
   })
 })
