@@ -19,6 +19,10 @@ import { resumePusharyApproval } from './resume-guard.js'
 import { createKeyedQueue } from './run-queue.js'
 import { findWorkflow, isTargetSuspended, labelTarget, loadRunSnapshot } from './run-snapshot.js'
 
+function isReview(value: PusharyWorkflowReview | PusharyDispatchResult): value is PusharyWorkflowReview {
+  return 'target' in value
+}
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
@@ -178,8 +182,8 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
 
   async function resumeDecisionInQueue(decisionId: string): Promise<PusharyDispatchResult> {
     const review = await savedReview(decisionId)
-    if ('status' in review && !('target' in review)) return review
-    const saved = review as PusharyWorkflowReview
+    if (!isReview(review)) return review
+    const saved = review
     const verified = await verifiedAnswer(saved)
     if ('status' in verified) return verified
 
@@ -238,7 +242,8 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
         reason: `reviews of target "${review.target}" are not workflow steps`,
       }
     }
-    if (review.state !== 'resuming') return savedReview(decisionId) as Promise<PusharyDispatchResult>
+    // Only a crash-left claim needs recovery; anything else takes the normal path.
+    if (review.state !== 'resuming') return resumeDecisionInQueue(decisionId)
     const verified = await verifiedAnswer(review)
     if ('status' in verified) return verified
     const snapshot = await loadRunSnapshot(mastra, review.workflowId, review.runId)
