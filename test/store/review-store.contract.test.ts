@@ -1,6 +1,7 @@
 import { getSimplePaths } from '@xstate/graph'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  isTerminalReviewState,
   nextReviewState,
   REVIEW_EVENTS,
   type ReviewEventType,
@@ -67,6 +68,11 @@ async function expectRefusals(store: PusharyReviewStore, review: PusharyReview, 
     if (nextReviewState(state, event) !== null) continue
     expect(await apply(store, review, event), `${event} from ${state}`).toBe(false)
     expect((await store.get(review.decisionId))?.state).toBe(state)
+  }
+  if (nextReviewState(state, 'CLAIM') === null) {
+    // The run's own active review makes it busy; a terminal one is settled.
+    const expected = isTerminalReviewState(state) ? 'settled' : 'busy'
+    expect(await store.claim(review.decisionId, review.runId), `CLAIM from ${state}`).toBe(expected)
   }
 }
 
