@@ -6,13 +6,23 @@
  */
 import { setup, transition } from 'xstate'
 
-/** Every state a review record can be in. */
+/**
+ * Every state a review record can be in.
+ *
+ * @example
+ * for (const state of REVIEW_STATES) console.log(state, await store.listByState(state, { limit: 10 }))
+ */
 export const REVIEW_STATES = ['pending', 'resuming', 'completed', 'stale', 'uncertain'] as const
 
-/** A review record's state. */
+/** A review record's state. @example const state: ReviewState = 'uncertain' */
 export type ReviewState = (typeof REVIEW_STATES)[number]
 
-/** Every event the lifecycle understands, in UPPER_SNAKE as XState events are. */
+/**
+ * Every event the lifecycle understands, in UPPER_SNAKE as XState events are.
+ *
+ * @example
+ * const allowed = REVIEW_EVENTS.filter((event) => nextReviewState('resuming', event) !== null)
+ */
 export const REVIEW_EVENTS = [
   'CLAIM',
   'RESUMED',
@@ -22,10 +32,15 @@ export const REVIEW_EVENTS = [
   'OPERATOR_CONFIRMED_NOT_EXECUTED',
 ] as const
 
-/** The type of a lifecycle event. */
+/** The type of a lifecycle event. @example const event: ReviewEventType = 'CLAIM' */
 export type ReviewEventType = (typeof REVIEW_EVENTS)[number]
 
-/** A lifecycle event. Events carry no payload: the reason lives in the store's history. */
+/**
+ * A lifecycle event. Events carry no payload: the reason lives in the store's history.
+ *
+ * @example
+ * const event: ReviewEvent = { type: 'FAILED_AFTER_CLAIM' }
+ */
 export type ReviewEvent = { readonly type: ReviewEventType }
 
 /**
@@ -92,12 +107,22 @@ export const reviewLifecycleMachine = setup({
   },
 })
 
-/** Narrows an unknown value to a {@link ReviewState}. */
+/**
+ * Narrows an unknown value to a {@link ReviewState}.
+ *
+ * @example
+ * if (isReviewState(row.state)) nextReviewState(row.state, 'CLAIM')
+ */
 export function isReviewState(value: unknown): value is ReviewState {
   return typeof value === 'string' && (REVIEW_STATES as readonly string[]).includes(value)
 }
 
-/** Narrows an unknown value to a {@link ReviewEventType}. */
+/**
+ * Narrows an unknown value to a {@link ReviewEventType}.
+ *
+ * @example
+ * isReviewEventType('CLAIM') // true
+ */
 export function isReviewEventType(value: unknown): value is ReviewEventType {
   return typeof value === 'string' && (REVIEW_EVENTS as readonly string[]).includes(value)
 }
@@ -128,7 +153,12 @@ export function nextReviewState(
   return value
 }
 
-/** Whether no event can ever leave `state`. */
+/**
+ * Whether no event can ever leave `state` (`completed` and `stale`).
+ *
+ * @example
+ * isTerminalReviewState('uncertain') // false: an operator can still resolve it
+ */
 export function isTerminalReviewState(state: ReviewState): boolean {
   return REVIEW_EVENTS.every((event) => nextReviewState(state, event) === null)
 }

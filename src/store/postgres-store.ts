@@ -29,6 +29,9 @@ interface PostgresCommonOptions {
 /**
  * Options of {@link createPostgresReviewStore}: a connection string (the store
  * owns and closes its pool) or your own `pg.Pool` (left open on `close`).
+ *
+ * @example
+ * const options: PostgresReviewStoreOptions = { pool: new pg.Pool(), schema: 'approvals' }
  */
 export type PostgresReviewStoreOptions =
   | (PostgresCommonOptions & { readonly connectionString: string; readonly pool?: undefined })

@@ -6,13 +6,28 @@
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import type { PusharyReview, PusharyReviewInput, ReviewReceipt, ReviewTransition } from './review-schema.js'
 
-/** What `claim` reports: the single winner, a serialized run, or an already terminal review. */
+/**
+ * What `claim` reports: the single winner, a serialized run, or an already terminal review.
+ *
+ * @example
+ * const result: ReviewClaimResult = await store.claim(decisionId, runId)
+ */
 export type ReviewClaimResult = 'claimed' | 'busy' | 'settled'
 
-/** The states `finish` may write, each from `resuming` only. */
+/**
+ * The states `finish` may write, each from `resuming` only.
+ *
+ * @example
+ * const outcome: ReviewFinishState = resumeThrew ? 'uncertain' : 'completed'
+ */
 export type ReviewFinishState = 'completed' | 'stale' | 'uncertain'
 
-/** What an operator confirmed about a `resuming` or `uncertain` review. */
+/**
+ * What an operator confirmed about a `resuming` or `uncertain` review.
+ *
+ * @example
+ * await store.recover(decisionId, 'completed' satisfies ReviewRecoveryOutcome, 'receipt rf_1 found')
+ */
 export type ReviewRecoveryOutcome = 'completed' | 'stale'
 
 /**

@@ -19,7 +19,12 @@ import {
 } from './store-core.js'
 import { PusharyStoreError } from './store-error.js'
 
-/** Options of {@link createSqliteReviewStore}. */
+/**
+ * Options of {@link createSqliteReviewStore}.
+ *
+ * @example
+ * const options: SqliteReviewStoreOptions = { url: 'file:/var/lib/app/reviews.db', busyTimeoutMs: 30_000 }
+ */
 export interface SqliteReviewStoreOptions {
   /** A libsql URL such as `file:/var/lib/app/reviews.db`. In-memory databases are refused. */
   readonly url: string

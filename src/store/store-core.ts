@@ -19,6 +19,7 @@ import {
   type ReviewTransition,
   reviewReceiptSchema,
   reviewStateSchema,
+  reviewTransitionSchema,
 } from './review-schema.js'
 import type {
   PusharyReviewStore,
@@ -144,14 +145,9 @@ function parseRow(row: StoredReviewRow, operation: string): PusharyReview {
 }
 
 function parseTransition(row: StoredTransitionRow): ReviewTransition {
-  return {
-    decisionId: row.decisionId,
-    from: row.from === null ? null : reviewStateSchema.parse(row.from),
-    to: reviewStateSchema.parse(row.to),
-    event: row.event as ReviewTransition['event'],
-    reason: row.reason,
-    at: row.at,
-  }
+  const parsed = reviewTransitionSchema.safeParse(row)
+  if (parsed.success) return parsed.data
+  throw PusharyStoreError.fromZod(parsed.error, { operation: 'history', code: 'corrupt_record' })
 }
 
 /** Database errors that are not ours become `storage_failed`; ours pass through. */
