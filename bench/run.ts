@@ -194,6 +194,7 @@ async function main() {
     'the local decision service over loopback HTTP, the SQLite review store. "start" creates every',
     'decision and child run; "resume" re-reads each answered decision, claims, resumes and finishes it',
     '(the parent is resumed once, by the last child). Per item = (start + resume) / items.',
+    'Peak RSS is the whole process, which also hosts the decision service; other jobs may share the machine.',
     '',
     table(rows),
     '',
