@@ -39,6 +39,7 @@ export {
 export {
   answerPusharyQuestion,
   decisionStatusSchema,
+  terminalDecisionStatusSchema,
   decisionTypeSchema,
   describeAnswer,
   isAffirmative,
@@ -47,10 +48,19 @@ export {
   pusharyAnswerSchema,
   pusharyQuestionSchema,
 } from './pushary/question.js'
-export type { DecisionStatus, DecisionType, PusharyAnswer, PusharyQuestion } from './pushary/question.js'
+export type {
+  DecisionStatus,
+  DecisionType,
+  PusharyAnswer,
+  PusharyQuestion,
+  TerminalDecisionStatus,
+} from './pushary/question.js'
 export {
   createDecisionInputSchema,
+  decisionEventSchema,
+  decisionParametersSchema,
   decisionPresentationSchema,
+  decisionResultSchema,
   decisionSchema,
 } from './pushary/decision-schemas.js'
 export type {
@@ -80,7 +90,9 @@ export {
 
 // Review lifecycle (src/machines)
 export {
+  isReviewEventType,
   isReviewState,
+  isTerminalReviewState,
   nextReviewState,
   REVIEW_EVENTS,
   REVIEW_STATES,
@@ -92,9 +104,12 @@ export { reviewLifecycleMermaid } from './machines/mermaid.js'
 // Review stores (src/store)
 export {
   pusharyAgentReviewSchema,
+  pusharyReviewParentSchema,
   pusharyReviewSchema,
   pusharyWorkflowReviewSchema,
+  reviewReceiptSchema,
   reviewStateSchema,
+  reviewTransitionSchema,
 } from './store/review-schema.js'
 export type {
   PusharyAgentReview,
@@ -120,3 +135,61 @@ export type { PusharyStoreErrorCode } from './store/store-error.js'
 // Local decision service (src/server)
 export { createPusharyDevServer } from './server/dev-server.js'
 export type { PusharyDevServer, PusharyDevServerOptions } from './server/dev-server.js'
+export { isPusharyDevServerError, PusharyDevServerError } from './server/dev-server-error.js'
+export type { PusharyDevServerErrorCode } from './server/dev-server-error.js'
+export type { CallbackDelivery, CallbackRetryOptions } from './server/callbacks-outbox.js'
+export { policyFileSchema } from './server/policy.js'
+export type { PolicyFile, PolicyRule } from './server/policy.js'
+
+// Approval steps and the gate (src/steps)
+export { pusharyApprovalStep } from './steps/approval-step.js'
+export type {
+  PusharyApprovalStep,
+  PusharyApprovalStepOptions,
+  PusharyStepConfig,
+} from './steps/approval-step.js'
+export {
+  OPERATION_ID_MAX,
+  pusharyApprovalResumeSchema,
+  pusharyApprovalStepInputSchema,
+  pusharyApprovalSubjectSchema,
+  pusharyApprovalSuspendSchema,
+} from './steps/approval-schemas.js'
+export type {
+  PusharyApprovalResume,
+  PusharyApprovalStepInput,
+  PusharyApprovalSubject,
+  PusharyApprovalSuspend,
+} from './steps/approval-schemas.js'
+export {
+  isPusharyDeclined,
+  pusharyApprovedItemSchema,
+  pusharyDeclinedSchema,
+  pusharyGate,
+  pusharyGateItems,
+} from './steps/gate-step.js'
+export type { PusharyApprovedItem, PusharyDeclined, PusharyDeclineReason } from './steps/gate-step.js'
+
+// Approval workflows and the dispatcher (src/workflows)
+export {
+  createPusharyApprovalWorkflow,
+  createPusharyBatchApprovalWorkflow,
+  createPusharyForeachApprovalWorkflow,
+  pusharyApprovalBatchStep,
+} from './workflows/approval-workflows.js'
+export { pusharyBatchResumeSchema, pusharyBatchSuspendSchema } from './workflows/batch-parent.js'
+export type { PusharyBatchSuspend } from './workflows/batch-parent.js'
+export { createPusharyDispatcher } from './workflows/dispatcher.js'
+export { RETRYABLE_DISPATCH_STATUSES } from './workflows/dispatch-types.js'
+export type {
+  PusharyDispatcher,
+  PusharyDispatcherOptions,
+  PusharyDispatchResult,
+  PusharyReconcileReport,
+  PusharyResumedEvent,
+} from './workflows/dispatch-types.js'
+export { resumePusharyApproval } from './workflows/resume-guard.js'
+export type { PusharyResumeOutcome, PusharyResumeRequest } from './workflows/resume-guard.js'
+export { isPusharyResumeError, PusharyResumeError } from './workflows/resume-error.js'
+export type { PusharyResumeErrorCode } from './workflows/resume-error.js'
+export { pusharyCallbackRoute } from './workflows/callback-route.js'
