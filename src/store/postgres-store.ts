@@ -254,11 +254,17 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
       )
       return rows[0] === undefined ? null : reviewRow(rows[0])
     },
-    async selectByState(state, limit) {
+    async selectByState(state, limit, after) {
+      // Keyset paging: a cursor that left the state has lost its place, so
+      // the listing starts over rather than skipping rows.
       const rows = await query(
-        `SELECT decision_id, run_id, binding, state FROM ${s}.pushary_reviews
-         WHERE state = $1 ORDER BY state_changed_at, seq LIMIT $2`,
-        [state, limit],
+        `WITH cursor AS (
+           SELECT state_changed_at AS at, seq AS id FROM ${s}.pushary_reviews WHERE decision_id = $3 AND state = $1)
+         SELECT decision_id, run_id, binding, state FROM ${s}.pushary_reviews
+         WHERE state = $1 AND (NOT EXISTS (SELECT 1 FROM cursor)
+           OR (state_changed_at, seq) > (SELECT at, id FROM cursor))
+         ORDER BY state_changed_at, seq LIMIT $2`,
+        [state, limit, after ?? ''],
       )
       return rows.map(reviewRow)
     },

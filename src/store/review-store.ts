@@ -52,8 +52,15 @@ export interface PusharyReviewStore {
   finish(decisionId: string, state: ReviewFinishState, reason?: string): Promise<void>
   /** Operator recovery of an `uncertain` or crash-left `resuming` review; the reason is required. */
   recover(decisionId: string, outcome: ReviewRecoveryOutcome, reason: string): Promise<void>
-  /** Reviews in `state`, those longest in it first, at most `limit` (1–1000). */
-  listByState(state: ReviewState, options: { readonly limit: number }): Promise<PusharyReview[]>
+  /**
+   * Reviews in `state`, those longest in it first, at most `limit` (1–1000).
+   * `after` pages on from a decision ID a previous call returned; when that
+   * review has since left `state`, the listing starts from the beginning.
+   */
+  listByState(
+    state: ReviewState,
+    options: { readonly limit: number; readonly after?: string },
+  ): Promise<PusharyReview[]>
   /** Every recorded transition of the review, oldest first. */
   history(decisionId: string): Promise<ReviewTransition[]>
   /** Durably records a callback body; call it before acknowledging the callback. */

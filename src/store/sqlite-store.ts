@@ -322,12 +322,18 @@ export function createSqliteReviewStore(options: SqliteReviewStoreOptions): Push
         const row = result.rows[0]
         return row === undefined ? null : reviewRow(row)
       }),
-    selectByState: (state: ReviewState, limit: number) =>
+    selectByState: (state: ReviewState, limit: number, after: string | null) =>
       read(async (db) => {
+        // Keyset paging: a cursor that left the state has lost its place, so
+        // the listing starts over rather than skipping rows.
         const result = await db.execute({
-          sql: `SELECT decision_id, run_id, binding, state FROM pushary_reviews
-                WHERE state = ? ORDER BY state_changed_at, rowid LIMIT ?`,
-          args: [state, limit],
+          sql: `WITH cursor AS (
+                  SELECT state_changed_at AS at, rowid AS id FROM pushary_reviews WHERE decision_id = ? AND state = ?)
+                SELECT decision_id, run_id, binding, state FROM pushary_reviews
+                WHERE state = ? AND (NOT EXISTS (SELECT 1 FROM cursor)
+                  OR (state_changed_at, rowid) > (SELECT at, id FROM cursor))
+                ORDER BY state_changed_at, rowid LIMIT ?`,
+          args: [after ?? '', state, state, limit],
         })
         return result.rows.map(reviewRow)
       }),

@@ -78,7 +78,8 @@ export interface ReviewStoreDriver {
     body: (tx: ReviewWriteTransaction) => Promise<T>,
   ): Promise<T>
   selectReview(decisionId: string): Promise<StoredReviewRow | null>
-  selectByState(state: ReviewState, limit: number): Promise<StoredReviewRow[]>
+  /** Rows in `state`, longest in it first; when `after` names a row still in `state`, only rows after it. */
+  selectByState(state: ReviewState, limit: number, after: string | null): Promise<StoredReviewRow[]>
   selectHistory(decisionId: string): Promise<StoredTransitionRow[]>
   insertReceipt(receipt: ReviewReceipt): Promise<void>
   selectReceipts(decisionId: string): Promise<ReviewReceipt[]>
@@ -326,7 +327,9 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
           'listByState',
           'limit',
         )
-        const rows = await driver.selectByState(wanted, limit)
+        const after =
+          options?.after === undefined ? null : checked(idSchema, options.after, 'listByState', 'after')
+        const rows = await driver.selectByState(wanted, limit, after)
         return rows.map((row) => parseRow(row, 'listByState'))
       }),
 

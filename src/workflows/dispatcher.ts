@@ -305,21 +305,41 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     return reply(retry ? 503 : 200, result)
   }
 
+  // Where the next reconcile round continues. Without it, more than `limit`
+  // old unanswered reviews would hide every newer answered one forever.
+  let reconcileCursor: string | undefined
+
+  async function pendingPage(limit: number) {
+    if (reconcileCursor !== undefined) {
+      const page = await store.listByState('pending', { limit, after: reconcileCursor })
+      if (page.length > 0) return page
+      reconcileCursor = undefined
+    }
+    return store.listByState('pending', { limit })
+  }
+
   async function reconcile(reconcileOptions: { limit?: number } = {}): Promise<PusharyReconcileReport> {
     const limit = reconcileOptions.limit ?? 100
-    const pending = await store.listByState('pending', { limit })
+    const pending = await pendingPage(limit)
     const report: PusharyReconcileReport = { checked: 0, resumed: 0, results: [], parents: [] }
+    let lastStillPending: string | undefined
     for (const review of pending) {
       if (review.target !== 'workflow-step') continue
       report.checked++
+      let result: PusharyReconcileReport['results'][number]
       try {
-        const result = await resumeDecision(review.decisionId)
-        if (result.status === 'resumed') report.resumed++
-        report.results.push(result)
+        result = await resumeDecision(review.decisionId)
       } catch (error) {
-        report.results.push({ status: 'error', decisionId: review.decisionId, reason: errorMessage(error) })
+        result = { status: 'error', decisionId: review.decisionId, reason: errorMessage(error) }
       }
+      if (result.status === 'resumed') report.resumed++
+      report.results.push(result)
+      if ((await store.get(review.decisionId))?.state === 'pending') lastStillPending = review.decisionId
     }
+    // A short page reached the end: start over next time. Otherwise continue
+    // after the last review that is still waiting (rows that settled have left
+    // the pending set, so the old cursor still marks the right place).
+    reconcileCursor = pending.length < limit ? undefined : (lastStillPending ?? reconcileCursor)
     try {
       report.parents = await settleSuspendedBatches({
         mastra,

@@ -386,6 +386,35 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect(await timed.listByState('uncertain', { limit: 2 })).toHaveLength(2)
     })
 
+    it('pages on after a cursor and starts over when the cursor has left the state', async () => {
+      const advance = clock('2032-01-01T00:00:00.000Z')
+      const timed = harness.open({ now: () => new Date(advance()) })
+      const reviews = [agentReview(), agentReview(), agentReview(), agentReview()]
+      for (const review of reviews) {
+        await timed.save(review)
+        await timed.claim(review.decisionId, review.runId)
+        await timed.finish(review.decisionId, 'uncertain', 'lost response')
+      }
+      const ids = reviews.map((review) => review.decisionId)
+      const ours = (list: { decisionId: string }[]) =>
+        list.map((review) => review.decisionId).filter((id) => ids.includes(id))
+      const all = ours(await timed.listByState('uncertain', { limit: 1000 }))
+      expect(all).toEqual(ids)
+
+      const afterFirst = ours(await timed.listByState('uncertain', { limit: 1000, after: ids[0]! }))
+      expect(afterFirst).toEqual(ids.slice(1))
+      const page = await timed.listByState('uncertain', { limit: 1, after: ids[1]! })
+      expect(page.map((review) => review.decisionId)).toEqual([ids[2]])
+
+      await timed.recover(ids[1]!, 'completed', 'operator confirmed the refund ran')
+      const restarted = ours(await timed.listByState('uncertain', { limit: 1000, after: ids[1]! }))
+      expect(restarted).toEqual([ids[0], ids[2], ids[3]])
+      expect(await storeError(timed.listByState('uncertain', { limit: 5, after: '  ' }))).toEqual({
+        code: 'invalid_argument',
+        field: 'after',
+      })
+    })
+
     it('refuses a missing or non-integer limit and an unknown state, naming the field', async () => {
       expect(await storeError(store.listByState('pending', { limit: 0 }))).toEqual({
         code: 'invalid_argument',

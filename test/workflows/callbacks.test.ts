@@ -116,4 +116,27 @@ describe('signed callbacks from the decision service', () => {
     })
     expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
   })
+
+  it('reaches a newer answered review behind more than `limit` older unanswered ones', async () => {
+    const before = await countEffects(env.dir, 'refund')
+    // Whatever earlier tests left pending counts as "older unanswered" too.
+    for (const name of ['old-1', 'old-2', 'old-3']) await start(lostApp, 'refund-single', `cb-starve-${name}`)
+    const { runId, decisionId } = await start(lostApp, 'refund-single', 'cb-starve-new')
+    await env.client.decisions.answer(decisionId!, 'yes')
+    const pendingCount = (await lostApp.store.listByState('pending', { limit: 1000 })).length
+    let resumed = false
+    // Rounds of 2 must get round to the newest review within one pass over the backlog.
+    for (let round = 0; round <= Math.ceil(pendingCount / 2) && !resumed; round++) {
+      const report = await lostApp.dispatcher.reconcile({ limit: 2 })
+      resumed = report.results.some(
+        (result) => result.decisionId === decisionId && result.status === 'resumed',
+      )
+    }
+    expect(resumed).toBe(true)
+    expect((await settled(lostApp, 'refund-single', runId)).result).toEqual({
+      refunded: true,
+      operationId: 'cb-starve-new',
+    })
+    expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
+  })
 })
