@@ -106,23 +106,36 @@ export class PusharyValidationError extends PusharyError {
     error: z.ZodError,
     context: { operation: string; code: PusharyValidationCode; fieldPrefix?: string },
   ): PusharyValidationError {
-    const issues: PusharyIssue[] = error.issues.map((issue) => ({
-      code: String(issue.code),
-      path: Object.freeze([...issue.path]),
-      message: issue.message,
-    }))
-    const first = issues[0]
-    const path = first ? first.path.map(String).join('.') : ''
-    const field = [context.fieldPrefix, path].filter((part) => part !== undefined && part !== '').join('.')
     return new PusharyValidationError({
       code: context.code,
       operation: context.operation,
-      field,
-      message: first?.message ?? 'invalid input',
-      issues,
+      ...summarizeZodError(error, context.fieldPrefix),
       cause: error,
     })
   }
+}
+
+/**
+ * The parts every typed validation error keeps from a ZodError: all issues
+ * (frozen), the dotted field of the first one (after `fieldPrefix`) and its
+ * message. Shared so every error class names fields the same way.
+ *
+ * @example
+ * const { field, message, issues } = summarizeZodError(parsed.error, 'opts')
+ */
+export function summarizeZodError(
+  error: z.ZodError,
+  fieldPrefix?: string,
+): { field: string; message: string; issues: readonly PusharyIssue[] } {
+  const issues: PusharyIssue[] = error.issues.map((issue) => ({
+    code: String(issue.code),
+    path: Object.freeze([...issue.path]),
+    message: issue.message,
+  }))
+  const first = issues[0]
+  const path = first ? first.path.map(String).join('.') : ''
+  const field = [fieldPrefix, path].filter((part) => part !== undefined && part !== '').join('.')
+  return { field, message: first?.message ?? 'invalid input', issues }
 }
 
 /**

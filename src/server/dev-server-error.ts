@@ -3,6 +3,8 @@
  * which get HTTP status codes).
  */
 
+import { PusharyError } from '../pushary/errors.js'
+
 /** Closed set of configuration failures. */
 export type PusharyDevServerErrorCode = 'invalid_option' | 'invalid_policy' | 'listen_failed'
 
@@ -15,9 +17,9 @@ export type PusharyDevServerErrorCode = 'invalid_option' | 'invalid_policy' | 'l
  *   if (error instanceof PusharyDevServerError) console.error(error.code, error.field)
  * }
  */
-export class PusharyDevServerError extends Error {
+export class PusharyDevServerError extends PusharyError {
   override name = 'PusharyDevServerError'
-  readonly code: PusharyDevServerErrorCode
+  declare readonly code: PusharyDevServerErrorCode
   readonly field: string
   readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[]
 
@@ -28,11 +30,9 @@ export class PusharyDevServerError extends Error {
     issues?: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[]
     cause?: unknown
   }) {
-    super(
-      `Pushary dev server: ${input.message} (option "${input.field}")`,
-      input.cause === undefined ? undefined : { cause: input.cause },
-    )
-    this.code = input.code
+    super(input.code, `Pushary dev server: ${input.message} (option "${input.field}")`, {
+      cause: input.cause,
+    })
     this.field = input.field
     this.issues = Object.freeze([...(input.issues ?? [])])
   }

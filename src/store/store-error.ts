@@ -1,5 +1,5 @@
 import type { z } from 'zod/v4'
-import { PusharyError, type PusharyIssue } from '../pushary/errors.js'
+import { PusharyError, type PusharyIssue, summarizeZodError } from '../pushary/errors.js'
 
 /**
  * Every `code` a {@link PusharyStoreError} carries. What the caller does next:
@@ -75,20 +75,10 @@ export class PusharyStoreError extends PusharyError {
     error: z.ZodError,
     context: { operation: string; code: PusharyStoreErrorCode; fieldPrefix?: string },
   ): PusharyStoreError {
-    const issues: PusharyIssue[] = error.issues.map((issue) => ({
-      code: String(issue.code),
-      path: Object.freeze([...issue.path]),
-      message: issue.message,
-    }))
-    const first = issues[0]
-    const path = first ? first.path.map(String).join('.') : ''
-    const field = [context.fieldPrefix, path].filter((part) => part !== undefined && part !== '').join('.')
     return new PusharyStoreError({
       code: context.code,
       operation: context.operation,
-      field,
-      message: first?.message ?? 'invalid input',
-      issues,
+      ...summarizeZodError(error, context.fieldPrefix),
       cause: error,
     })
   }
