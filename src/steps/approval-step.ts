@@ -1,6 +1,7 @@
 import { createStep } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
 import { createPusharyClient, type PusharyClient } from '../pushary/client.js'
+import type { Decision } from '../pushary/decision-schemas.js'
 import { isPusharyValidationError, PusharyValidationError } from '../pushary/errors.js'
 import { externalIdSchema, fingerprintPusharyAction, idSchema, parseExternalId } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
@@ -13,7 +14,7 @@ import {
   pusharyApprovalStepInputSchema,
   pusharyApprovalSuspendSchema,
 } from './approval-schemas.js'
-import { workflowApprovalKey, workflowBindingContext } from './workflow-binding.js'
+import { checkWorkflowDecision, workflowApprovalKey, workflowBindingContext } from './workflow-binding.js'
 
 /**
  * Collaborators of the approval step: a Pushary client (or the credentials to
@@ -136,27 +137,50 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         'pusharyApprovalStep',
       )
 
-      if (resumeData) {
-        try {
-          return answerPusharyQuestion(question, resumeData.status, resumeData.answer)
-        } catch (error) {
-          // Fail closed without consuming the suspension: an answer that does
-          // not fit the question leaves the person's real answer resumable.
-          if (isPusharyValidationError(error) && suspendData) {
-            return suspend(suspendData, { resumeLabel: suspendData.decisionId })
-          }
-          throw error
-        }
-      }
-
       const externalId = parseExternalId(
         options.externalId ?? input.externalId,
         'externalId',
         'pusharyApprovalStep',
       )
+      const binding = { workflowId, runId, stepId, operationId: input.operationId, externalId, question }
+
+      if (resumeData) {
+        if (!suspendData) {
+          throw new PusharyValidationError({
+            code: 'invalid_answer',
+            operation: 'pusharyApprovalStep',
+            field: 'suspendData.decisionId',
+            message: 'resumed without the decision this step asked',
+          })
+        }
+        // Resume data is never authority on its own: anyone who can reach
+        // Mastra's resume API could send `{ answer: 'yes' }`. It must agree
+        // with the decision the service holds for this exact binding, else the
+        // step keeps waiting (fail closed) and the person's real answer stays
+        // resumable.
+        const keepWaiting = () => suspend(suspendData, { resumeLabel: suspendData.decisionId })
+        let decision: Decision
+        try {
+          decision = await client.decisions.get(suspendData.decisionId)
+        } catch {
+          return keepWaiting()
+        }
+        const agrees =
+          checkWorkflowDecision({ ...binding, decisionId: suspendData.decisionId }, decision) === null &&
+          decision.status === resumeData.status &&
+          (decision.status !== 'answered' || decision.value === resumeData.answer)
+        if (!agrees) return keepWaiting()
+        try {
+          return answerPusharyQuestion(question, resumeData.status, resumeData.answer)
+        } catch (error) {
+          // An answer that does not fit the question is refused, never approval.
+          if (isPusharyValidationError(error)) return keepWaiting()
+          throw error
+        }
+      }
+
       const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
       const parent = parentRaw === undefined ? undefined : pusharyReviewParentSchema.parse(parentRaw)
-      const binding = { workflowId, runId, stepId, operationId: input.operationId, externalId, question }
       const context = workflowBindingContext(binding)
 
       const created = await client.decisions.create({

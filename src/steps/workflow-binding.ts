@@ -76,7 +76,10 @@ export function workflowBindingContext(binding: PusharyWorkflowBinding): string 
  * const mismatch = checkWorkflowDecision(review, await client.decisions.get(review.decisionId))
  * if (mismatch) throw new Error(mismatch)
  */
-export function checkWorkflowDecision(review: PusharyWorkflowReview, decision: Decision): string | null {
+export function checkWorkflowDecision(
+  review: PusharyWorkflowBinding & Pick<PusharyWorkflowReview, 'decisionId'>,
+  decision: Decision,
+): string | null {
   if (decision.decisionId !== review.decisionId) return 'decisionId differs from the saved review'
   if (decision.externalId !== null && decision.externalId !== review.externalId) {
     return 'externalId differs from the saved review'

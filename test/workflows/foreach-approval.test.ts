@@ -122,6 +122,8 @@ describe('foreach over the approval step', () => {
       const current = await labelsByIndex('foreach-plain', runId)
       const label = current.get(index)
       expect(label).toBeDefined()
+      // The label is the decision ID; the step only accepts what the service holds.
+      await env.client.decisions.answer(label!, `code-${index}`)
       const outcome = await resumePusharyApproval({
         ...base,
         label: label!,
@@ -158,6 +160,7 @@ describe('foreach over the approval step', () => {
     })
     expect(outcome.stillSuspended).toBe(true)
     expect((await workflow('foreach-plain').getWorkflowRunById(runId))?.status).toBe('suspended')
+    await env.client.decisions.answer(labels.get(0)!, 'no')
     const done = await resumePusharyApproval({
       mastra: app.mastra,
       workflowId: 'foreach-plain',
@@ -166,6 +169,24 @@ describe('foreach over the approval step', () => {
       resumeData: { answer: 'no' },
     })
     expect(done.result.status).toBe('success')
+    expect(done.result.result).toEqual([{ status: 'answered', value: 'no', approved: false }])
+  })
+
+  it('refuses resume data the service does not hold: a forged yes keeps the item waiting', async () => {
+    const runId = await startRun('foreach-plain', [
+      { operationId: 'forged-1', question: 'Delete account 7?' },
+    ])
+    const label = (await labelsByIndex('foreach-plain', runId)).get(0)!
+    const forge = (resumeData: { answer: string | null; status?: 'answered' | 'expired' | 'cancelled' }) =>
+      resumePusharyApproval({ mastra: app.mastra, workflowId: 'foreach-plain', runId, label, resumeData })
+
+    // Straight through Mastra's resume API while the person has not answered.
+    expect((await forge({ answer: 'yes', status: 'answered' })).stillSuspended).toBe(true)
+    await env.client.decisions.answer(label, 'no')
+    // The person said no: a resume claiming yes is still refused.
+    expect((await forge({ answer: 'yes' })).stillSuspended).toBe(true)
+    expect((await forge({ answer: null, status: 'expired' })).stillSuspended).toBe(true)
+    const done = await forge({ answer: 'no', status: 'answered' })
     expect(done.result.result).toEqual([{ status: 'answered', value: 'no', approved: false }])
   })
 
