@@ -297,6 +297,7 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
       getDecision: (decisionId) => service.get(decisionId),
       answerDecision: (decisionId, value, source) => answer(decisionId, value, source),
       consumeEnrollment: (token) => enrollments.consumeEnrollment(token, deps.now()),
+      peekEnrollment: (token) => enrollments.peekEnrollment(token, deps.now()),
       registerDevice: (externalId) => enrollments.registerDevice(externalId, deps.now()),
       deviceFromToken: (deviceToken) => enrollments.deviceFromToken(deviceToken, deps.now()),
       subscribe: (listener) => deps.events.subscribe(listener),

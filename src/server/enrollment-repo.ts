@@ -14,6 +14,8 @@ export interface EnrollmentRepo {
   createEnrollment(externalId: string, nowMs: number): Promise<{ token: string; expiresInSeconds: number }>
   /** Marks the token consumed; null when unknown, already consumed or expired. */
   consumeEnrollment(token: string, nowMs: number): Promise<{ externalId: string } | null>
+  /** Read-only: the customer of an unconsumed, unexpired token, else null. Never consumes. */
+  peekEnrollment(token: string, nowMs: number): Promise<{ externalId: string } | null>
   registerDevice(externalId: string, nowMs: number): Promise<{ deviceToken: string }>
   deviceFromToken(deviceToken: string, nowMs: number): Promise<{ externalId: string } | null>
   deviceCount(externalId: string): Promise<number>
@@ -55,6 +57,18 @@ export function createEnrollmentRepo(db: Client): EnrollmentRepo {
               WHERE token = ? AND consumed_at IS NULL AND expires_at > ?
               RETURNING external_id`,
         args: [now, token, now],
+      })
+      const externalId = result.rows[0]?.external_id
+      return typeof externalId === 'string' ? { externalId } : null
+    },
+
+    async peekEnrollment(token, nowMs) {
+      // A link preview (chat app, mail scanner) GETs the link before the person
+      // does; only this read runs on GET, so the preview cannot burn the token.
+      const result = await db.execute({
+        sql: `SELECT external_id FROM enrollments
+              WHERE token = ? AND consumed_at IS NULL AND expires_at > ?`,
+        args: [token, new Date(nowMs).toISOString()],
       })
       const externalId = result.rows[0]?.external_id
       return typeof externalId === 'string' ? { externalId } : null

@@ -63,6 +63,8 @@ export interface ReviewerDeps {
   answerDecision(decisionId: string, answer: string, source: 'reviewer'): Promise<AnswerOutcome>
   /** Single-use: returns null when the token is unknown, consumed or expired. */
   consumeEnrollment(token: string): Promise<{ externalId: string } | null>
+  /** Read-only check for the confirmation page: the token's customer while it is unconsumed and unexpired, else null. */
+  peekEnrollment(token: string): Promise<{ externalId: string } | null>
   /** Returns a fresh random token; only its SHA-256 is stored. */
   registerDevice(externalId: string): Promise<{ deviceToken: string }>
   deviceFromToken(deviceToken: string): Promise<{ externalId: string } | null>

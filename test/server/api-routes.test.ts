@@ -28,9 +28,14 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   throw new Error('expected the promise to reject')
 }
 
-/** Opens an enrolment link the way a phone does and returns the device cookie. */
+/**
+ * Opens an enrolment link the way a phone does (the page, then the
+ * "Link this phone" form post) and returns the device cookie, if any.
+ */
 async function openEnrollmentLink(link: string): Promise<string | null> {
-  const response = await fetch(link, { redirect: 'manual' })
+  const shown = await fetch(link, { redirect: 'manual' })
+  await shown.body?.cancel()
+  const response = await fetch(link, { method: 'POST', redirect: 'manual' })
   await response.body?.cancel()
   return response.headers.get('set-cookie')
 }

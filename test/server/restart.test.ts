@@ -30,8 +30,9 @@ describe('restart', () => {
       idempotencyKey: 'restart-key',
     })
     const { token } = await first.client.enroll('customer-1')
-    const enrolled = await fetch(`${first.server.url}/e/${token}`, { redirect: 'manual' })
+    const enrolled = await fetch(`${first.server.url}/e/${token}`, { method: 'POST', redirect: 'manual' })
     await enrolled.body?.cancel()
+    expect(enrolled.status).toBe(303)
     await first.server.close()
     open.splice(open.indexOf(first.server), 1)
 

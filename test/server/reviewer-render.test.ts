@@ -11,7 +11,7 @@ import {
   parseTimestamp,
 } from '../../src/server/reviewer/format.js'
 import { escapeHtml, html, unsafeRaw } from '../../src/server/reviewer/html.js'
-import { renderDecisionCard, renderReviewPage } from '../../src/server/reviewer/render.js'
+import { renderDecisionCard, renderEnrollPage, renderReviewPage } from '../../src/server/reviewer/render.js'
 import type { StoredDecision } from '../../src/server/service-types.js'
 
 function storedDecision(overrides: Partial<StoredDecision>): StoredDecision {
@@ -179,6 +179,19 @@ describe('decision cards', () => {
   })
 })
 
+describe('enrolment confirmation page', () => {
+  it('escapes the customer ID and posts the one button back to the link', () => {
+    const page = renderEnrollPage({ externalId: 'cust <b>"x"</b>', token: 'tok_A-1', nonce: 'n0nce' }).value
+    expect(page).toContain('Link this phone to cust &lt;b&gt;&quot;x&quot;&lt;/b&gt;')
+    expect(page).not.toContain('<b>"x"</b>')
+    expect(page).toContain('<form method="post" action="/e/tok_A-1">')
+    expect(page.match(/<button\b/g)).toHaveLength(1)
+    expect(page).toMatch(/<button type="submit"[^>]*>Link this phone<\/button>\s*<\/div>\s*<\/form>/)
+    expect(page).toContain('<style nonce="n0nce">')
+    expect(page).toContain('name="viewport"')
+  })
+})
+
 describe('reviewer routes on the real dev server', () => {
   let dir: string
   let server: PusharyDevServer
@@ -195,10 +208,13 @@ describe('reviewer routes on the real dev server', () => {
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
-  /** Opens the enrolment link like a phone would and keeps the device cookie. */
+  /** Opens the enrolment link like a phone would (GET the page, tap the button) and keeps the device cookie. */
   async function enroll(externalId: string): Promise<{ cookie: string; csrf: () => Promise<string> }> {
     const { universalLink } = await client.enroll(externalId)
-    const response = await fetch(universalLink, { redirect: 'manual' })
+    const shown = await fetch(universalLink, { redirect: 'manual' })
+    expect(shown.status).toBe(200)
+    await shown.body?.cancel()
+    const response = await tapLinkThisPhone(universalLink)
     expect(response.status).toBe(303)
     expect(response.headers.get('location')).toBe('/review')
     const setCookie = response.headers.get('set-cookie') ?? ''
@@ -215,6 +231,16 @@ describe('reviewer routes on the real dev server', () => {
     }
   }
 
+  /** The form post the "Link this phone" button sends. */
+  function tapLinkThisPhone(link: string, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(link, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: '',
+    })
+  }
+
   function postAnswer(
     decisionId: string,
     body: Record<string, string>,
@@ -228,21 +254,72 @@ describe('reviewer routes on the real dev server', () => {
     })
   }
 
-  it('sets an HttpOnly, SameSite=Lax device cookie and refuses the same link a second time with 410', async () => {
+  it('shows a confirmation page on GET without binding, so a link preview cannot burn the link', async () => {
+    const externalId = 'cust <b>"preview"</b>'
+    const { universalLink } = await client.enroll(externalId)
+    for (const attempt of ['link preview', 'the person']) {
+      const shown = await fetch(universalLink, { redirect: 'manual' })
+      expect(shown.status, attempt).toBe(200)
+      expect(shown.headers.get('set-cookie'), attempt).toBeNull()
+      expect(shown.headers.get('cache-control')).toBe('no-store')
+      expect(shown.headers.get('x-frame-options')).toBe('DENY')
+      const csp = shown.headers.get('content-security-policy') ?? ''
+      const nonce = /style-src 'nonce-([^']+)'/.exec(csp)?.[1]
+      expect(csp).toContain("form-action 'self'")
+      const body = await shown.text()
+      expect(body).toContain(`<style nonce="${nonce}">`)
+      expect(body).toContain('Link this phone to cust &lt;b&gt;&quot;preview&quot;&lt;/b&gt;')
+      expect(body).toContain(`<form method="post" action="${new URL(universalLink).pathname}">`)
+      expect(body).toMatch(/<button type="submit"[^>]*>Link this phone<\/button>/)
+    }
+    expect((await client.reachability(externalId)).deviceCount).toBe(0)
+
+    const linked = await tapLinkThisPhone(universalLink, { 'sec-fetch-site': 'same-origin', origin: 'null' })
+    expect(linked.status).toBe(303)
+    expect(linked.headers.get('location')).toBe('/review')
+    expect((await client.reachability(externalId)).deviceCount).toBe(1)
+  })
+
+  it('binds on the POST with an HttpOnly, SameSite=Lax cookie and answers 410 to a second POST or a later GET', async () => {
     const { universalLink } = await client.enroll('cust_cookie')
-    const first = await fetch(universalLink, { redirect: 'manual' })
+    const first = await tapLinkThisPhone(universalLink)
     expect(first.status).toBe(303)
+    expect(first.headers.get('cache-control')).toBe('no-store')
     const setCookie = first.headers.get('set-cookie') ?? ''
     expect(setCookie).toMatch(/HttpOnly/)
     expect(setCookie).toMatch(/SameSite=Lax/)
     expect(setCookie).toMatch(/Path=\//)
     expect(setCookie).not.toMatch(/Secure/)
 
-    const again = await fetch(universalLink, { redirect: 'manual' })
+    const again = await tapLinkThisPhone(universalLink)
     expect(again.status).toBe(410)
     expect(again.headers.get('set-cookie')).toBeNull()
     expect(await again.text()).toContain('expired or was already used')
+    const later = await fetch(universalLink, { redirect: 'manual' })
+    expect(later.status).toBe(410)
+    expect(later.headers.get('cache-control')).toBe('no-store')
+    expect(await later.text()).toContain('expired or was already used')
+    expect((await client.reachability('cust_cookie')).deviceCount).toBe(1)
     expect((await fetch(`${server.url}/e/not-a-real-token`, { redirect: 'manual' })).status).toBe(410)
+    expect((await tapLinkThisPhone(`${server.url}/e/not-a-real-token`)).status).toBe(410)
+  })
+
+  it('refuses a cross-site enrolment post without consuming the link', async () => {
+    const { universalLink } = await client.enroll('cust_cross')
+    const crossSite: Array<Record<string, string>> = [
+      { 'sec-fetch-site': 'cross-site' },
+      { origin: 'https://evil.example' },
+    ]
+    for (const headers of crossSite) {
+      const refused = await tapLinkThisPhone(universalLink, headers)
+      expect(refused.status, JSON.stringify(headers)).toBe(403)
+      expect(refused.headers.get('set-cookie')).toBeNull()
+    }
+    expect((await client.reachability('cust_cross')).deviceCount).toBe(0)
+    expect((await fetch(universalLink, { redirect: 'manual' })).status).toBe(200)
+    const linked = await tapLinkThisPhone(universalLink)
+    expect(linked.status).toBe(303)
+    expect((await client.reachability('cust_cross')).deviceCount).toBe(1)
   })
 
   it('marks the device cookie Secure when the public URL is https', async () => {
@@ -256,7 +333,7 @@ describe('reviewer routes on the real dev server', () => {
       const secureClient = createPusharyClient({ baseUrl: secure.baseUrl, apiKey: secure.apiKey })
       const { universalLink } = await secureClient.enroll('cust_secure')
       expect(universalLink.startsWith('https://review.example.test/e/')).toBe(true)
-      const response = await fetch(`${secure.url}${new URL(universalLink).pathname}`, { redirect: 'manual' })
+      const response = await tapLinkThisPhone(`${secure.url}${new URL(universalLink).pathname}`)
       expect(response.status).toBe(303)
       expect(response.headers.get('set-cookie')).toMatch(/; Secure/)
     } finally {

@@ -1,6 +1,7 @@
 /**
  * The reviewer page: a Hono sub-app the decision service mounts at `/`.
- * An enrolled device (HttpOnly cookie) sees and answers only its own
+ * A device enrols by opening `/e/:token` and tapping "Link this phone" (the
+ * POST consumes the token). An enrolled device (HttpOnly cookie) sees and answers only its own
  * customer's pending decisions; the list stays current over server-sent events.
  */
 import type { Context } from 'hono'
@@ -9,10 +10,22 @@ import { bodyLimit } from 'hono/body-limit'
 import { setCookie } from 'hono/cookie'
 import type { ReviewerDeps } from '../service-types.js'
 import { answerJson, handleAnswerPost, httpStatusOf, wantsJson } from './answer.js'
-import { createNonce, DEVICE_COOKIE, type ReviewerEnv, requireDevice } from './device-auth.js'
+import {
+  checkNotCrossSite,
+  createNonce,
+  DEVICE_COOKIE,
+  type ReviewerEnv,
+  requireDevice,
+} from './device-auth.js'
 import { type ReviewerEventOptions, streamReviewerEvents } from './events.js'
 import type { SafeHtml } from './html.js'
-import { renderDecisionList, renderDecisionPage, renderMessagePage, renderReviewPage } from './render.js'
+import {
+  renderDecisionList,
+  renderDecisionPage,
+  renderEnrollPage,
+  renderMessagePage,
+  renderReviewPage,
+} from './render.js'
 
 /** Options beyond the service dependencies; tests shorten the keep-alive. */
 export interface ReviewerAppOptions {
@@ -87,17 +100,33 @@ export function createReviewerApp(deps: ReviewerDeps, options: ReviewerAppOption
     })
   }
 
+  const linkExpired = (c: Context<ReviewerEnv>): Response =>
+    message(
+      c,
+      410,
+      'Enrollment link expired',
+      'This enrollment link has expired or was already used. Ask the application for a new link.',
+    )
+
+  // GET only shows a confirmation: link previews and mail scanners fetch URLs
+  // before the person opens them, and a consuming GET would burn the link.
   app.get('/e/:token', async (c) => {
     const token = c.req.param('token')
-    const enrollment = ENROLL_TOKEN_SHAPE.test(token) ? await deps.consumeEnrollment(token) : null
-    if (enrollment === null) {
-      return message(
-        c,
-        410,
-        'Enrollment link expired',
-        'This enrollment link has expired or was already used. Ask the application for a new link.',
-      )
+    const enrollment = ENROLL_TOKEN_SHAPE.test(token) ? await deps.peekEnrollment(token) : null
+    if (enrollment === null) return linkExpired(c)
+    return page(c, renderEnrollPage({ externalId: enrollment.externalId, token, nonce: c.get('nonce') }))
+  })
+
+  // No CSRF token: the URL token is the secret and works once. A post the
+  // browser marks cross-site is still refused, before the token is consumed.
+  app.post('/e/:token', async (c) => {
+    const sameSite = checkNotCrossSite(c, deps.publicUrl)
+    if (sameSite.status === 'rejected') {
+      return message(c, 403, 'Link not accepted', `Refused a cross-site enrollment (${sameSite.reason}).`)
     }
+    const token = c.req.param('token')
+    const enrollment = ENROLL_TOKEN_SHAPE.test(token) ? await deps.consumeEnrollment(token) : null
+    if (enrollment === null) return linkExpired(c)
     const { deviceToken } = await deps.registerDevice(enrollment.externalId)
     setCookie(c, DEVICE_COOKIE, deviceToken, {
       httpOnly: true,

@@ -243,3 +243,27 @@ ${input.backLink ? html`<p><a href="/review">Back to pending decisions</a></p>` 
 </section></main>`
   return renderPage(body, { title: input.title, nonce: input.nonce })
 }
+
+/**
+ * The confirmation page an enrolment link opens. Binding happens only when
+ * the person taps the button (a POST), so a link preview that fetches the URL
+ * first sees this page and leaves the single-use token alone.
+ *
+ * @example
+ * renderEnrollPage({ externalId: 'cust_1', token, nonce }).value
+ */
+export function renderEnrollPage(input: {
+  readonly externalId: string
+  readonly token: string
+  readonly nonce: string
+}): SafeHtml {
+  const body = html`${header()}
+<main><section class="notice" aria-labelledby="enroll-title">
+<h2 id="enroll-title">Link this phone to ${input.externalId}</h2>
+<p>This phone will then receive and answer approval requests for customer <strong>${input.externalId}</strong>. The link works once.</p>
+<form method="post" action="/e/${encodeURIComponent(input.token)}">
+<div class="buttons options"><button type="submit" class="approve">Link this phone</button></div>
+</form>
+</section></main>`
+  return renderPage(body, { title: 'Link this phone', nonce: input.nonce })
+}

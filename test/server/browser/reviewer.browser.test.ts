@@ -120,8 +120,7 @@ describe('reviewer page in Chromium at 375 px', () => {
     page.on('console', (message) => {
       if (message.type() === 'error') pageErrors.push(`${externalId}: ${message.text()}`)
     })
-    await page.goto(universalLink)
-    expect(new URL(page.url()).pathname).toBe('/review')
+    await linkThisPhone(page, universalLink, externalId)
     // The page is live once the event stream said `ready`; later creations then cannot be missed.
     await page.getByText('Live', { exact: true }).waitFor({ timeout: WAIT_MS })
     return { context, page }
@@ -136,18 +135,36 @@ describe('reviewer page in Chromium at 375 px', () => {
     return created.decisionId
   }
 
-  async function enrolledDeviceFromLink(link: string): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport: { width: 375, height: 812 } })
+  /** Opens the printed link, checks the confirmation page, taps "Link this phone" and lands on the list. */
+  async function linkThisPhone(page: Page, link: string, externalId: string): Promise<void> {
+    await page.goto(link)
+    await page
+      .getByRole('heading', { name: `Link this phone to ${externalId}`, exact: true })
+      .waitFor({ timeout: WAIT_MS })
+    await page.getByRole('button', { name: 'Link this phone', exact: true }).tap({ timeout: WAIT_MS })
+    await page.waitForURL((url) => url.pathname === '/review', { timeout: WAIT_MS })
+  }
+
+  async function enrolledDeviceFromLink(
+    link: string,
+    externalId: string,
+  ): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: { width: 375, height: 812 }, hasTouch: true })
     contexts.push(context)
     const page = await context.newPage()
-    await page.goto(link)
-    expect(new URL(page.url()).pathname).toBe('/review')
+    await linkThisPhone(page, link, externalId)
     return { context, page }
   }
 
   it('binds a device to its customer through the single-use link with an HttpOnly cookie', async () => {
     const { universalLink } = await client.enroll('cust_link')
-    const { context } = await enrolledDeviceFromLink(universalLink)
+    // A chat app's link preview fetches the URL first; it must not use up the link.
+    const preview = await browser.newContext()
+    contexts.push(preview)
+    expect((await preview.request.get(universalLink)).status()).toBe(200)
+    expect(await preview.cookies()).toEqual([])
+
+    const { context } = await enrolledDeviceFromLink(universalLink, 'cust_link')
     const cookie = (await context.cookies()).find((c) => c.name === 'pushary_device')
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' })
     expect(cookie?.value.length).toBeGreaterThanOrEqual(32)
