@@ -3,13 +3,7 @@
  * drives and is loaded lazily, so `pushary-mastra machine` never opens a
  * database and `pushary-mastra dev` never loads XState's graph tooling.
  */
-import type { Writable } from 'node:stream'
-
-/** Streams a subcommand writes to; tests pass their own. */
-export interface CommandIo {
-  readonly stdout: Writable
-  readonly stderr: Writable
-}
+import type { CommandIo } from './command-io.js'
 
 const USAGE = `Usage: pushary-mastra <command> [options]
 

@@ -2,7 +2,7 @@
  * `pushary-mastra machine`: prints the review lifecycle so operators and docs
  * see the exact machine the stores consult.
  */
-import type { CommandIo } from '../cli.js'
+import type { CommandIo } from '../command-io.js'
 import { reviewLifecycleMermaid } from './mermaid.js'
 
 const FORMATS = ['mermaid'] as const

@@ -5,7 +5,7 @@
  */
 import { networkInterfaces } from 'node:os'
 import { resolve } from 'node:path'
-import type { CommandIo } from '../cli.js'
+import type { CommandIo } from '../command-io.js'
 import { DEFAULT_DB_PATH } from './database.js'
 import { createPusharyDevServer, type PusharyDevServerOptions } from './dev-server.js'
 import { isPusharyDevServerError, PusharyDevServerError } from './dev-server-error.js'

@@ -1,0 +1,74 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const SRC = join(import.meta.dirname, '../../src')
+
+/**
+ * Which layers each layer may import (DESIGN.md: `cli/server/agents ->
+ * workflows -> steps -> machines, store, pushary`). `root` is a file directly
+ * in src/ (index.ts, cli.ts, command-io.ts).
+ */
+const ALLOWED: Record<string, readonly string[]> = {
+  pushary: [],
+  machines: ['pushary', 'root:command-io'],
+  store: ['machines', 'pushary'],
+  steps: ['store', 'machines', 'pushary'],
+  workflows: ['steps', 'store', 'machines', 'pushary'],
+  agents: ['workflows', 'steps', 'store', 'machines', 'pushary'],
+  server: ['pushary', 'root:command-io'],
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return sourceFiles(path)
+    return path.endsWith('.ts') ? [path] : []
+  })
+}
+
+function layerOf(file: string): string {
+  const parts = relative(SRC, file).split('/')
+  return parts.length === 1 ? `root:${parts[0]!.replace(/\.ts$/, '')}` : parts[0]!
+}
+
+function relativeImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8')
+  const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map(
+    (match) => match[1]!,
+  )
+  return specifiers.map((specifier) => join(file, '..', specifier.replace(/\.js$/, '.ts')))
+}
+
+describe('module layering', () => {
+  it('points every import inside src down the layers, never up or sideways', () => {
+    const violations: string[] = []
+    for (const file of sourceFiles(SRC)) {
+      const from = layerOf(file)
+      if (from === 'root:index' || from === 'root:cli') continue
+      for (const target of relativeImports(file)) {
+        const to = layerOf(target)
+        if (to === from) continue
+        if (!(ALLOWED[from] ?? []).includes(to))
+          violations.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`)
+      }
+    }
+    expect(violations).toEqual([])
+  })
+
+  it('keeps every module under 400 lines', () => {
+    const long = sourceFiles(SRC)
+      .map((file) => ({ file: relative(SRC, file), lines: readFileSync(file, 'utf8').split('\n').length }))
+      .filter(({ lines }) => lines > 400)
+    expect(long).toEqual([])
+  })
+
+  it('exposes the public API only through src/index.ts, every export named', () => {
+    const index = readFileSync(join(SRC, 'index.ts'), 'utf8')
+    expect(index).not.toMatch(/export\s+\*/)
+    const pkg = JSON.parse(readFileSync(join(SRC, '../package.json'), 'utf8')) as {
+      exports: Record<string, unknown>
+    }
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json'])
+  })
+})
