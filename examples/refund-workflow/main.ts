@@ -17,10 +17,12 @@ import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createPusharyClient } from '../../src/pushary/client.js'
-import { createPusharyDevServer } from '../../src/server/dev-server.js'
-import { isPusharyDeclined } from '../../src/steps/gate-step.js'
-import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import {
+  createPusharyClient,
+  createPusharyDevServer,
+  createSqliteReviewStore,
+  isPusharyDeclined,
+} from '@pushary/mastra'
 import { createRefundApp, createRefundLedger, type RefundOrder } from './refund-app.js'
 import { printQr, startProgress } from './terminal.js'
 

@@ -7,14 +7,16 @@ import { createClient } from '@libsql/client'
 import { Mastra } from '@mastra/core/mastra'
 import { createStep, createWorkflow } from '@mastra/core/workflows'
 import { LibSQLStore } from '@mastra/libsql'
+import {
+  createPusharyDispatcher,
+  type PusharyClient,
+  type PusharyReviewStore,
+  pusharyAnswerSchema,
+  pusharyApprovalStep,
+  pusharyApprovalStepInputSchema,
+  pusharyGate,
+} from '@pushary/mastra'
 import { z } from 'zod/v4'
-import type { PusharyClient } from '../../src/pushary/client.js'
-import { pusharyAnswerSchema } from '../../src/pushary/question.js'
-import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
-import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
-import { pusharyGate } from '../../src/steps/gate-step.js'
-import type { PusharyReviewStore } from '../../src/store/review-store.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 
 export const refundOrderSchema = z.object({
   orderId: z.string().min(1),
