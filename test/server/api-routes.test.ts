@@ -1,23 +1,13 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createPusharyClient } from '../../src/pushary/client.js'
 import { isPusharyApiError } from '../../src/pushary/errors.js'
 import { createPusharyDevServer } from '../../src/server/dev-server.js'
 import { PusharyDevServerError } from '../../src/server/dev-server-error.js'
-import { type Harness, startHarness, tempDir } from './service-harness.js'
+import { serviceFixture, tempDir } from './service-harness.js'
 
-let harness: Harness | null = null
-
-afterEach(async () => {
-  await harness?.close()
-  harness = null
-})
-
-async function start(options: Parameters<typeof startHarness>[1] = {}): Promise<Harness> {
-  harness = await startHarness('api', options)
-  return harness
-}
+const { start } = serviceFixture('api')
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {

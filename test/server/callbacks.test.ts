@@ -1,27 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { resolvePusharyCallback, verifyWebhookSignature } from '../../src/pushary/callbacks.js'
-import {
-  type CallbackReceiver,
-  eventually,
-  type Harness,
-  startCallbackReceiver,
-  startHarness,
-} from './service-harness.js'
+import { type CallbackReceiver, eventually, type Harness, serviceFixture } from './service-harness.js'
 
-let harness: Harness | null = null
-let receiver: CallbackReceiver | null = null
-
-afterEach(async () => {
-  await harness?.close()
-  await receiver?.close()
-  harness = null
-  receiver = null
-})
-
-async function start(options: Parameters<typeof startHarness>[1] = {}): Promise<Harness> {
-  harness = await startHarness('callbacks', options)
-  return harness
-}
+const { start, receive } = serviceFixture('callbacks')
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -46,7 +27,7 @@ function assertSigned(r: CallbackReceiver, secret: string): void {
 
 describe('callbacks', () => {
   it('posts one signed decision.answered callback whose correlationId is the decision ID', async () => {
-    receiver = await startCallbackReceiver()
+    const receiver = await receive()
     // A one-minute scan interval proves delivery is woken by the answer itself.
     const h = await start({ callbackRetry: { scanIntervalMs: 60_000 } })
     const { decisionId } = await h.client.decisions.create({
@@ -87,7 +68,7 @@ describe('callbacks', () => {
   })
 
   it('retries a receiver that fails twice and records exactly one accepted delivery', async () => {
-    receiver = await startCallbackReceiver([500, 503])
+    const receiver = await receive([500, 503])
     const h = await start({ callbackRetry: { baseDelayMs: 50, maxAttempts: 5, scanIntervalMs: 20 } })
     const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
     await h.client.decisions.answer(decisionId, 'no')
@@ -110,7 +91,7 @@ describe('callbacks', () => {
   })
 
   it('gives up after the bounded number of attempts and shows the delivery as failed', async () => {
-    receiver = await startCallbackReceiver([500, 500, 500, 500, 500, 500])
+    const receiver = await receive([500, 500, 500, 500, 500, 500])
     const h = await start({ callbackRetry: { baseDelayMs: 30, maxAttempts: 3, scanIntervalMs: 20 } })
     const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
     await h.client.decisions.cancel(decisionId)
@@ -147,7 +128,7 @@ describe('callbacks', () => {
   })
 
   it('signs deliveries with the rotated secret once the secret is rotated', async () => {
-    receiver = await startCallbackReceiver()
+    const receiver = await receive()
     const h = await start()
     const { webhookSecret } = await h.client.webhookSecret.rotate()
     const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
@@ -164,7 +145,7 @@ describe('callbacks', () => {
   })
 
   it('settles racing answers and a cancel exactly once, with exactly one callback', async () => {
-    receiver = await startCallbackReceiver()
+    const receiver = await receive()
     const h = await start()
     const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
     const answers = ['yes', 'no', 'yes', 'no', 'yes', 'no', 'yes', 'no'].map((answer) =>

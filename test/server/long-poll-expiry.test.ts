@@ -1,27 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { verifyWebhookSignature } from '../../src/pushary/callbacks.js'
 import { isPusharyApiError } from '../../src/pushary/errors.js'
-import {
-  type CallbackReceiver,
-  type Harness,
-  startCallbackReceiver,
-  startHarness,
-} from './service-harness.js'
+import { serviceFixture } from './service-harness.js'
 
-let harness: Harness | null = null
-let receiver: CallbackReceiver | null = null
-
-afterEach(async () => {
-  await harness?.close()
-  await receiver?.close()
-  harness = null
-  receiver = null
-})
-
-async function start(options: Parameters<typeof startHarness>[1] = {}): Promise<Harness> {
-  harness = await startHarness('long-poll', options)
-  return harness
-}
+const { start, receive } = serviceFixture('long-poll')
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -97,7 +79,7 @@ describe('long-poll', () => {
 
 describe('expiry', () => {
   it('expires an unanswered decision through the sweeper, signs the callback and refuses a late answer with 409', async () => {
-    receiver = await startCallbackReceiver()
+    const receiver = await receive()
     const h = await start({ sweepIntervalMs: 200 })
     const { decisionId } = await h.client.decisions.create({
       question: 'Approve within a second?',

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { afterEach } from 'vitest'
 import { createPusharyClient, type PusharyClient } from '../../src/pushary/client.js'
 import {
   createPusharyDevServer,
@@ -147,5 +148,30 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (value !== undefined) return value
     if (Date.now() > deadline) throw new Error('condition not met in time')
     await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/**
+ * One service (and callback receiver) per test, closed after each test, so
+ * test files do not repeat the start/close bookkeeping.
+ */
+export function serviceFixture(name: string) {
+  let harness: Harness | null = null
+  let receiver: CallbackReceiver | null = null
+  afterEach(async () => {
+    await harness?.close()
+    await receiver?.close()
+    harness = null
+    receiver = null
+  })
+  return {
+    start: async (options: PusharyDevServerOptions = {}): Promise<Harness> => {
+      harness = await startHarness(name, options)
+      return harness
+    },
+    receive: async (statuses: number[] = []): Promise<CallbackReceiver> => {
+      receiver = await startCallbackReceiver(statuses)
+      return receiver
+    },
   }
 }
