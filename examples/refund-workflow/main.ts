@@ -118,7 +118,7 @@ async function main(): Promise<number> {
 
     // 3. Connect the reviewer's phone once (enrolment binds a device to the customer ID).
     const enrollment = await client.enroll(CUSTOMER_ID)
-    out(`Connect your phone as "${CUSTOMER_ID}" (scan, or open in a browser):`)
+    out(`Connect your phone as "${CUSTOMER_ID}" (scan or open it, then tap "Link this phone"):`)
     out(`  ${enrollment.universalLink}`)
     printQr(enrollment.universalLink)
 
