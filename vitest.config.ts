@@ -1,6 +1,12 @@
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
+  resolve: {
+    // Tests that import the package by name get the sources, like the
+    // tsconfig path the examples run with; no build needed.
+    alias: { '@pushary/mastra': fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+  },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,

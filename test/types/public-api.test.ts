@@ -1,0 +1,94 @@
+/**
+ * Types at the edges: what a user imports from `@pushary/mastra` (resolved to
+ * src/index.ts through the tsconfig path) composes with Mastra's own types
+ * without casts. `npm run typecheck` checks these assertions; the runtime
+ * part only proves the names exist.
+ */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createWorkflow } from '@mastra/core/workflows'
+import {
+  createPusharyClient,
+  createSqliteReviewStore,
+  type Decision,
+  isPusharyDeclined,
+  type PusharyAnswer,
+  type PusharyClient,
+  type PusharyDispatchResult,
+  type PusharyReview,
+  type PusharyReviewStore,
+  pusharyAnswerSchema,
+  pusharyApprovalStep,
+  pusharyApprovalStepInputSchema,
+  pusharyGate,
+  type ReviewClaimResult,
+  type ReviewState,
+} from '@pushary/mastra'
+import { describe, expect, expectTypeOf, it } from 'vitest'
+import type { z } from 'zod/v4'
+
+/** Exhaustive by construction: adding a status without handling it fails typecheck. */
+function retryLater(result: PusharyDispatchResult): boolean {
+  switch (result.status) {
+    case 'unknown':
+    case 'busy':
+    case 'pending':
+    case 'not_suspended_yet':
+      return true
+    case 'resumed':
+    case 'duplicate':
+    case 'stale':
+    case 'uncertain':
+    case 'mismatch':
+    case 'invalid_answer':
+    case 'unsupported':
+      return false
+    default: {
+      const unreachable: never = result
+      return unreachable
+    }
+  }
+}
+
+describe('public types', () => {
+  it('types the step so a gate and a protected step chain onto it without casts', async () => {
+    const client = createPusharyClient({
+      apiKey: 'pk_types.sk_types',
+      baseUrl: 'http://127.0.0.1:1/api/v1/server',
+    })
+    const store = createSqliteReviewStore({
+      url: `file:${join(mkdtempSync(join(tmpdir(), 'pushary-types-')), 'reviews.db')}`,
+    })
+    const step = pusharyApprovalStep({ client, store }, { externalId: 'customer_1' })
+    const workflow = createWorkflow({
+      id: 'typed-refund',
+      inputSchema: pusharyApprovalStepInputSchema,
+      outputSchema: pusharyAnswerSchema,
+    })
+      .then(step)
+      .then(pusharyGate())
+      .commit()
+    expect(workflow.id).toBe('typed-refund')
+    expectTypeOf(client).toEqualTypeOf<PusharyClient>()
+    expectTypeOf(store).toEqualTypeOf<PusharyReviewStore>()
+    await store.close()
+  })
+
+  it('infers answers, decisions and store results as closed unions', () => {
+    expectTypeOf<z.infer<typeof pusharyAnswerSchema>>().toEqualTypeOf<PusharyAnswer>()
+    expectTypeOf<PusharyAnswer['status']>().toEqualTypeOf<'answered' | 'expired' | 'cancelled'>()
+    expectTypeOf<PusharyAnswer['value']>().toEqualTypeOf<string | null>()
+    expectTypeOf<Decision['status']>().toEqualTypeOf<'pending' | 'answered' | 'expired' | 'cancelled'>()
+    expectTypeOf<ReviewClaimResult>().toEqualTypeOf<'claimed' | 'busy' | 'settled'>()
+    expectTypeOf<ReviewState>().toEqualTypeOf<'pending' | 'resuming' | 'completed' | 'stale' | 'uncertain'>()
+    expectTypeOf<PusharyReview['target']>().toEqualTypeOf<'agent' | 'workflow-step'>()
+    expectTypeOf<PusharyClient['decisions']['get']>().returns.resolves.toEqualTypeOf<Decision>()
+    expectTypeOf(isPusharyDeclined).guards.toHaveProperty('reason')
+  })
+
+  it('lets a caller consume dispatch results exhaustively', () => {
+    expect(retryLater({ status: 'busy', decisionId: 'd1' })).toBe(true)
+    expect(retryLater({ status: 'duplicate', decisionId: 'd1' })).toBe(false)
+  })
+})
