@@ -9,7 +9,12 @@
 import type { Client, Row } from '@libsql/client'
 import { SIGNATURE_HEADER, signWebhookBody } from '../pushary/callbacks.js'
 
-/** Retry policy for callback delivery. */
+/**
+ * Retry policy for callback delivery.
+ *
+ * @example
+ * await createPusharyDevServer({ callbackRetry: { maxAttempts: 5, baseDelayMs: 500 } })
+ */
 export interface CallbackRetryOptions {
   /** Total attempts including the first (default 6). */
   maxAttempts?: number
@@ -23,7 +28,12 @@ export interface CallbackRetryOptions {
   scanIntervalMs?: number
 }
 
-/** One delivery as `GET /decisions/:id` reports it. */
+/**
+ * One delivery as `GET /decisions/:id` reports it.
+ *
+ * @example
+ * const failed = deliveries.filter((delivery: CallbackDelivery) => delivery.state === 'failed')
+ */
 export interface CallbackDelivery {
   deliveryId: number
   event: string

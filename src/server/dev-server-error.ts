@@ -5,7 +5,12 @@
 
 import { PusharyError } from '../pushary/errors.js'
 
-/** Closed set of configuration failures. */
+/**
+ * Closed set of configuration failures.
+ *
+ * @example
+ * if (isPusharyDevServerError(error) && error.code === 'listen_failed') console.error('port taken:', error.field)
+ */
 export type PusharyDevServerErrorCode = 'invalid_option' | 'invalid_policy' | 'listen_failed'
 
 /**

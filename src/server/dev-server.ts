@@ -23,7 +23,12 @@ import { createReviewerApp } from './reviewer/index.js'
 /** Request bodies above this size get 413. */
 export const MAX_BODY_BYTES = 64 * 1024
 
-/** Options of {@link createPusharyDevServer}. Every field is optional. */
+/**
+ * Options of {@link createPusharyDevServer}. Every field is optional.
+ *
+ * @example
+ * const options: PusharyDevServerOptions = { dbPath: '.pushary/dev.db', port: 0, sandbox: true }
+ */
 export interface PusharyDevServerOptions {
   /** Interface to bind (default `127.0.0.1`). */
   host?: string
@@ -53,7 +58,14 @@ export interface PusharyDevServerOptions {
   onError?: (error: unknown) => void
 }
 
-/** A running dev server. */
+/**
+ * A running dev server.
+ *
+ * @example
+ * const server: PusharyDevServer = await createPusharyDevServer({ port: 0 })
+ * const client = createPusharyClient({ baseUrl: server.baseUrl, apiKey: server.apiKey })
+ * await server.close()
+ */
 export interface PusharyDevServer {
   /** `http://127.0.0.1:PORT` (loopback even when bound to all interfaces). */
   readonly url: string

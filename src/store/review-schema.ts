@@ -114,7 +114,12 @@ export const pusharyReviewSchema = z.discriminatedUnion('target', [
 /** @example const review: PusharyReview = await store.get('dec_1') ?? fail() */
 export type PusharyReview = z.infer<typeof pusharyReviewSchema>
 
-/** The input accepted by `save`: `target` may be omitted for agent reviews. */
+/**
+ * The input accepted by `save`: `target` may be omitted for agent reviews.
+ *
+ * @example
+ * const input: PusharyReviewInput = { ...binding, decisionId, correlationId: decisionId, state: 'pending' }
+ */
 export type PusharyReviewInput = z.input<typeof pusharyReviewSchema>
 
 /**

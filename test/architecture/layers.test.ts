@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
 const SRC = join(import.meta.dirname, '../../src')
@@ -70,5 +71,28 @@ describe('module layering', () => {
       exports: Record<string, unknown>
     }
     expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json'])
+  })
+
+  it('documents every public export with TSDoc carrying an @example', () => {
+    const program = ts.createProgram([join(SRC, 'index.ts')], {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+    })
+    const checker = program.getTypeChecker()
+    const index = program.getSourceFile(join(SRC, 'index.ts'))!
+    const exports = checker.getExportsOfModule(checker.getSymbolAtLocation(index)!)
+    const undocumented = exports
+      .filter((exported) => {
+        const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported
+        return !(symbol.declarations ?? []).some((declaration) =>
+          ts.getJSDocTags(declaration).some((tag) => tag.tagName.text === 'example'),
+        )
+      })
+      .map((exported) => exported.name)
+    expect(exports.length).toBeGreaterThan(100)
+    expect(undocumented).toEqual([])
   })
 })
