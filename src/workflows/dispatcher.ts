@@ -19,6 +19,13 @@ import { resumePusharyApproval } from './resume-guard.js'
 import { createKeyedQueue } from './run-queue.js'
 import { findWorkflow, isTargetSuspended, labelTarget, loadRunSnapshot } from './run-snapshot.js'
 
+/**
+ * Results after which the review is no longer `pending`. Anything else
+ * (retry-later statuses, a mismatch, an invalid answer, an error) leaves it
+ * pending; a misjudged cursor only makes the next round start over.
+ */
+const LEFT_PENDING: ReadonlySet<string> = new Set(['resumed', 'duplicate', 'stale', 'uncertain'])
+
 function isReview(value: PusharyWorkflowReview | PusharyDispatchResult): value is PusharyWorkflowReview {
   return 'target' in value
 }
@@ -64,16 +71,21 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     }
   }
 
-  async function finishSafely(
+  /**
+   * Ends a claimed review as `stale` or `uncertain` and reports it. A failed
+   * write leaves the claim `resuming` (visible as `busy`) and is reported as
+   * `persistenceError` rather than thrown, so the outcome is never lost.
+   */
+  async function endReview(
     decisionId: string,
-    state: 'completed' | 'stale' | 'uncertain',
-    reason?: string,
-  ): Promise<string | undefined> {
+    state: 'stale' | 'uncertain',
+    reason: string,
+  ): Promise<PusharyDispatchResult> {
     try {
       await store.finish(decisionId, state, reason)
-      return undefined
+      return { status: state, decisionId, reason }
     } catch (error) {
-      return errorMessage(error)
+      return { status: state, decisionId, reason, persistenceError: errorMessage(error) }
     }
   }
 
@@ -94,8 +106,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
       })
       if (outcome.stillSuspended) {
         const reason = 'the step is still suspended after the resume'
-        const persistenceError = await finishSafely(decisionId, 'uncertain', reason)
-        return { status: 'uncertain', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
+        return endReview(decisionId, 'uncertain', reason)
       }
       await store.finish(decisionId, 'completed')
       const resumed: PusharyDispatchResult = {
@@ -139,16 +150,14 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
       // iteration vanished, so this review can never resume. Stale, not uncertain.
       if (isPusharyResumeError(error) && error.code !== 'resume_conflict' && error.code !== 'no_storage') {
         const reason = error.message
-        const persistenceError = await finishSafely(decisionId, 'stale', reason)
-        return { status: 'stale', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
+        return endReview(decisionId, 'stale', reason)
       }
       const reason = errorMessage(error)
-      const persistenceError = await finishSafely(decisionId, 'uncertain', reason)
-      return { status: 'uncertain', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
+      return endReview(decisionId, 'uncertain', reason)
     }
   }
 
-  async function savedReview(decisionId: string): Promise<PusharyWorkflowReview | PusharyDispatchResult> {
+  async function workflowReview(decisionId: string): Promise<PusharyWorkflowReview | PusharyDispatchResult> {
     const review = await store.get(decisionId)
     if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
     if (review.target !== 'workflow-step') {
@@ -158,6 +167,12 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
         reason: `reviews of target "${review.target}" are not workflow steps`,
       }
     }
+    return review
+  }
+
+  async function savedReview(decisionId: string): Promise<PusharyWorkflowReview | PusharyDispatchResult> {
+    const review = await workflowReview(decisionId)
+    if (!isReview(review)) return review
     switch (review.state) {
       case 'pending':
         return review
@@ -211,8 +226,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     }
     if (!live) {
       const reason = `the run is ${snapshot.status} and no longer waits on this decision`
-      const persistenceError = await finishSafely(decisionId, 'stale', reason)
-      return { status: 'stale', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
+      return endReview(decisionId, 'stale', reason)
     }
     return resumeClaimed(saved, verified.answer, verified.resumeData)
   }
@@ -233,15 +247,8 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
   }
 
   async function recoverInQueue(decisionId: string): Promise<PusharyDispatchResult> {
-    const review = await store.get(decisionId)
-    if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision' }
-    if (review.target !== 'workflow-step') {
-      return {
-        status: 'unsupported',
-        decisionId,
-        reason: `reviews of target "${review.target}" are not workflow steps`,
-      }
-    }
+    const review = await workflowReview(decisionId)
+    if (!isReview(review)) return review
     // Only a crash-left claim needs recovery; anything else takes the normal path.
     if (review.state !== 'resuming') return resumeDecisionInQueue(decisionId)
     const verified = await verifiedAnswer(review)
@@ -275,8 +282,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
       }
     }
     const reason = `recovery found the run ${after?.status ?? 'missing'}; inspect it before marking this review`
-    const persistenceError = await finishSafely(decisionId, 'uncertain', reason)
-    return { status: 'uncertain', decisionId, reason, ...(persistenceError ? { persistenceError } : {}) }
+    return endReview(decisionId, 'uncertain', reason)
   }
 
   async function handleCallback(request: Request): Promise<Response> {
@@ -334,7 +340,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
       }
       if (result.status === 'resumed') report.resumed++
       report.results.push(result)
-      if ((await store.get(review.decisionId))?.state === 'pending') lastStillPending = review.decisionId
+      if (!LEFT_PENDING.has(result.status)) lastStillPending = review.decisionId
     }
     // A short page reached the end: start over next time. Otherwise continue
     // after the last review that is still waiting (rows that settled have left
