@@ -9,6 +9,7 @@ import {
   PusharyValidationError,
 } from '../../src/pushary/errors.js'
 import { deterministicKey, fingerprintPusharyAction } from '../../src/pushary/identity.js'
+import { rejection } from '../helpers/errors.js'
 import { type FakeDecisionService, startFakeDecisionService } from './helpers/fake-decision-service.js'
 
 let service: FakeDecisionService
@@ -22,15 +23,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await service.close()
 })
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected the promise to reject')
-}
 
 describe('createPusharyClient configuration', () => {
   it('names the apiKey option when no key is passed and PUSHARY_API_KEY is unset', () => {

@@ -7,15 +7,7 @@ import {
   fingerprintPusharyAction,
   parseExternalId,
 } from '../../src/pushary/identity.js'
-
-function thrown(run: () => unknown): unknown {
-  try {
-    run()
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a throw')
-}
+import { thrown } from '../helpers/errors.js'
 
 describe('fingerprintPusharyAction', () => {
   const action = {

@@ -9,15 +9,7 @@ import {
   type PusharyQuestion,
   parsePusharyQuestion,
 } from '../../src/pushary/question.js'
-
-function thrown(run: () => unknown): unknown {
-  try {
-    run()
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a throw')
-}
+import { thrown } from '../helpers/errors.js'
 
 const confirm: PusharyQuestion = { question: 'Refund EUR 48?', type: 'confirm' }
 const select: PusharyQuestion = { question: 'Which plan?', type: 'select', options: ['basic', 'pro'] }

@@ -5,18 +5,10 @@ import { createPusharyClient } from '../../src/pushary/client.js'
 import { isPusharyApiError } from '../../src/pushary/errors.js'
 import { createPusharyDevServer } from '../../src/server/dev-server.js'
 import { PusharyDevServerError } from '../../src/server/dev-server-error.js'
+import { rejection } from '../helpers/errors.js'
 import { serviceFixture, tempDir } from './service-harness.js'
 
 const { start } = serviceFixture('api')
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected the promise to reject')
-}
 
 /**
  * Opens an enrolment link the way a phone does (the page, then the

@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { verifyWebhookSignature } from '../../src/pushary/callbacks.js'
 import { isPusharyApiError } from '../../src/pushary/errors.js'
+import { rejection } from '../helpers/errors.js'
 import { serviceFixture } from './service-harness.js'
 
 const { start, receive } = serviceFixture('long-poll')
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected the promise to reject')
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
