@@ -7,6 +7,7 @@ import type { Client, InValue, Row } from '@libsql/client'
 import { buildCallbackBody } from './callback-body.js'
 import type {
   AnswerSource,
+  DecisionContent,
   DecisionStatus,
   DecisionType,
   Presentation,
@@ -14,23 +15,8 @@ import type {
 } from './service-types.js'
 
 /** Validated fields of a new decision, as the service writes them. */
-export interface NewDecision {
-  decisionId: string
-  type: DecisionType
-  question: string
-  options: string[] | null
-  placeholder: string | null
-  context: string | null
-  externalId: string | null
+export interface NewDecision extends DecisionContent {
   email: string | null
-  callbackUrl: string | null
-  agentName: string | null
-  toolName: string | null
-  toolTarget: string | null
-  actor: string | null
-  environment: string | null
-  parameters: Record<string, string | number | boolean> | null
-  presentation: Presentation | null
   sandboxOutcome: 'approve' | 'deny' | 'no_answer' | null
   idempotencyKey: string | null
   createdMs: number

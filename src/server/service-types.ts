@@ -14,10 +14,9 @@ export type Presentation = DecisionPresentation
 /** Who supplied an answer: the API relay, the reviewer page or the sandbox. */
 export type AnswerSource = 'api' | 'reviewer' | 'sandbox'
 
-/** A decision as the service stores it. Times are ISO-8601 strings. */
-export interface StoredDecision {
+/** What was asked and of whom: the fields a decision keeps from its creation. */
+export interface DecisionContent {
   decisionId: string
-  status: DecisionStatus
   type: DecisionType
   question: string
   options: string[] | null
@@ -32,6 +31,11 @@ export interface StoredDecision {
   presentation: Presentation | null
   parameters: Record<string, string | number | boolean> | null
   callbackUrl: string | null
+}
+
+/** A decision as the service stores it. Times are ISO-8601 strings. */
+export interface StoredDecision extends DecisionContent {
+  status: DecisionStatus
   createdAt: string
   answeredAt: string | null
   expiresAt: string | null
