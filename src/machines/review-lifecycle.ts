@@ -28,8 +28,11 @@ export const REVIEW_EVENTS = [
   'RESUMED',
   'STALE_DETECTED',
   'FAILED_AFTER_CLAIM',
+  'NOT_APPLIED',
+  'RECLAIM',
   'OPERATOR_CONFIRMED_EXECUTED',
   'OPERATOR_CONFIRMED_NOT_EXECUTED',
+  'OPERATOR_REOPENED',
 ] as const
 
 /** The type of a lifecycle event. @example const event: ReviewEventType = 'CLAIM' */
@@ -45,9 +48,12 @@ export type ReviewEvent = { readonly type: ReviewEventType }
 
 /**
  * The review lifecycle as an XState v5 machine. It is pure configuration: no
- * actions, no delays. Nothing is reset by a timeout, and `completed` and
- * `stale` are final. Recovery of `uncertain` (or of a `resuming` record a
- * crash left behind) happens only through the two operator events.
+ * actions, no delays. Nothing is reset by a timeout. `completed` is final;
+ * `stale` is left only by an operator's explicit reopen. Recovery of
+ * `uncertain` (or of a `resuming` record a crash left behind) happens only
+ * through operator events. A review returns to `pending` only when the resume
+ * provably ran nothing (`NOT_APPLIED`: the very same target is suspended
+ * again) or when an operator reopens it.
  *
  * @example
  * ```ts
@@ -75,6 +81,13 @@ export const reviewLifecycleMachine = setup({
       description: 'A resumer holds the claim and is resuming the suspended target.',
       on: {
         RESUMED: { target: 'completed', description: 'The resume returned.' },
+        NOT_APPLIED: {
+          target: 'pending',
+          description: 'The same target is suspended again: the resume ran nothing; retry it.',
+        },
+        // Recovery takes over a crash-left claim with a compare-and-set on the
+        // claim it saw, so two recoverers can never both restart the run.
+        RECLAIM: { target: 'resuming', description: 'Recovery took over a crash-left claim.' },
         STALE_DETECTED: {
           target: 'stale',
           description: 'The call, its arguments or the business version changed.',
@@ -100,10 +113,24 @@ export const reviewLifecycleMachine = setup({
           target: 'stale',
           description: 'Operator confirmed it did not run.',
         },
+        OPERATOR_REOPENED: {
+          target: 'pending',
+          description: 'Operator confirmed nothing ran and the target still waits: resume it again.',
+        },
       },
     },
     completed: { type: 'final', description: 'The resume ran to completion.' },
-    stale: { type: 'final', description: 'The review never resumes. Ask again for the new version.' },
+    stale: {
+      description: 'The review never resumes. Ask again for the new version.',
+      on: {
+        // A configuration error must never end an answer for good: an
+        // operator who finds a review wrongly ended reopens it, with a reason.
+        OPERATOR_REOPENED: {
+          target: 'pending',
+          description: 'Operator found it wrongly ended and the target still waits.',
+        },
+      },
+    },
   },
 })
 
@@ -154,11 +181,15 @@ export function nextReviewState(
 }
 
 /**
- * Whether no event can ever leave `state` (`completed` and `stale`).
+ * Whether the review is settled (`completed` and `stale`): no resume, claim or
+ * operator confirmation can leave it; only an operator's explicit
+ * `OPERATOR_REOPENED` can take a wrongly ended `stale` review back to `pending`.
  *
  * @example
  * isTerminalReviewState('uncertain') // false: an operator can still resolve it
  */
 export function isTerminalReviewState(state: ReviewState): boolean {
-  return REVIEW_EVENTS.every((event) => nextReviewState(state, event) === null)
+  return REVIEW_EVENTS.every(
+    (event) => event === 'OPERATOR_REOPENED' || nextReviewState(state, event) === null,
+  )
 }

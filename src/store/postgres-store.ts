@@ -91,6 +91,7 @@ function reviewRow(row: Record<string, unknown>): StoredReviewRow {
     runId: String(row.run_id),
     binding: String(row.binding),
     state: String(row.state),
+    stateChangedAt: String(row.state_changed_at),
   }
 }
 
@@ -112,7 +113,7 @@ function writeTransaction(client: pg.PoolClient, s: string): ReviewWriteTransact
   return {
     async selectForUpdate(decisionId) {
       const result = await client.query(
-        `SELECT decision_id, run_id, binding, state FROM ${s}.pushary_reviews WHERE decision_id = $1 FOR UPDATE`,
+        `SELECT decision_id, run_id, binding, state, state_changed_at FROM ${s}.pushary_reviews WHERE decision_id = $1 FOR UPDATE`,
         [decisionId],
       )
       const row = result.rows[0] as Record<string, unknown> | undefined
@@ -249,7 +250,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
     },
     async selectReview(decisionId) {
       const rows = await query(
-        `SELECT decision_id, run_id, binding, state FROM ${s}.pushary_reviews WHERE decision_id = $1`,
+        `SELECT decision_id, run_id, binding, state, state_changed_at FROM ${s}.pushary_reviews WHERE decision_id = $1`,
         [decisionId],
       )
       return rows[0] === undefined ? null : reviewRow(rows[0])
@@ -260,7 +261,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
       const rows = await query(
         `WITH cursor AS (
            SELECT state_changed_at AS at, seq AS id FROM ${s}.pushary_reviews WHERE decision_id = $3 AND state = $1)
-         SELECT decision_id, run_id, binding, state FROM ${s}.pushary_reviews
+         SELECT decision_id, run_id, binding, state, state_changed_at FROM ${s}.pushary_reviews
          WHERE state = $1 AND (NOT EXISTS (SELECT 1 FROM cursor)
            OR (state_changed_at, seq) > (SELECT at, id FROM cursor))
          ORDER BY state_changed_at, seq LIMIT $2`,

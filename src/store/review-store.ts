@@ -15,20 +15,25 @@ import type { PusharyReview, PusharyReviewInput, ReviewReceipt, ReviewTransition
 export type ReviewClaimResult = 'claimed' | 'busy' | 'settled'
 
 /**
- * The states `finish` may write, each from `resuming` only.
+ * The states `finish` may write, each from `resuming` only. `pending` releases
+ * the claim of a resume that provably ran nothing (the same target is
+ * suspended again), so the answer is retried.
  *
  * @example
  * const outcome: ReviewFinishState = resumeThrew ? 'uncertain' : 'completed'
  */
-export type ReviewFinishState = 'completed' | 'stale' | 'uncertain'
+export type ReviewFinishState = 'pending' | 'completed' | 'stale' | 'uncertain'
 
 /**
- * What an operator confirmed about a `resuming` or `uncertain` review.
+ * What an operator confirmed about a `resuming` or `uncertain` review:
+ * `completed` (it ran), `stale` (it did not run and never will), or `pending`
+ * (reopen: nothing ran and the target still waits; also repairs a review that
+ * was wrongly ended `stale`).
  *
  * @example
  * await store.recover(decisionId, 'completed' satisfies ReviewRecoveryOutcome, 'receipt rf_1 found')
  */
-export type ReviewRecoveryOutcome = 'completed' | 'stale'
+export type ReviewRecoveryOutcome = 'completed' | 'stale' | 'pending'
 
 /**
  * A durable review store shared by every process that resumes the same runs.
@@ -52,6 +57,13 @@ export interface PusharyReviewStore {
   finish(decisionId: string, state: ReviewFinishState, reason?: string): Promise<void>
   /** Operator recovery of an `uncertain` or crash-left `resuming` review; the reason is required. */
   recover(decisionId: string, outcome: ReviewRecoveryOutcome, reason: string): Promise<void>
+  /**
+   * Takes over a crash-left `resuming` claim for recovery. `since` is the time
+   * of the review's last transition as the caller read it (`history`); the
+   * takeover succeeds (`true`) for exactly one caller that saw that claim,
+   * across processes and hosts, and moves the claim's time forward.
+   */
+  reclaim(decisionId: string, since: string, reason: string): Promise<boolean>
   /**
    * Reviews in `state`, those longest in it first, at most `limit` (1–1000).
    * `after` pages on from a decision ID a previous call returned; when that

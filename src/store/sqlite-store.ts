@@ -114,6 +114,7 @@ function reviewRow(row: Record<string, unknown>): StoredReviewRow {
     runId: text(row.run_id),
     binding: text(row.binding),
     state: text(row.state),
+    stateChangedAt: text(row.state_changed_at),
   }
 }
 
@@ -131,7 +132,7 @@ function writeTransaction(tx: Transaction): ReviewWriteTransaction {
     async selectForUpdate(decisionId) {
       // BEGIN IMMEDIATE already holds the write lock on the whole file.
       const result = await run(
-        'SELECT decision_id, run_id, binding, state FROM pushary_reviews WHERE decision_id = ?',
+        'SELECT decision_id, run_id, binding, state, state_changed_at FROM pushary_reviews WHERE decision_id = ?',
         [decisionId],
       )
       const row = result.rows[0]
@@ -316,7 +317,7 @@ export function createSqliteReviewStore(options: SqliteReviewStoreOptions): Push
     selectReview: (decisionId) =>
       read(async (db) => {
         const result = await db.execute({
-          sql: 'SELECT decision_id, run_id, binding, state FROM pushary_reviews WHERE decision_id = ?',
+          sql: 'SELECT decision_id, run_id, binding, state, state_changed_at FROM pushary_reviews WHERE decision_id = ?',
           args: [decisionId],
         })
         const row = result.rows[0]
@@ -329,7 +330,7 @@ export function createSqliteReviewStore(options: SqliteReviewStoreOptions): Push
         const result = await db.execute({
           sql: `WITH cursor AS (
                   SELECT state_changed_at AS at, rowid AS id FROM pushary_reviews WHERE decision_id = ? AND state = ?)
-                SELECT decision_id, run_id, binding, state FROM pushary_reviews
+                SELECT decision_id, run_id, binding, state, state_changed_at FROM pushary_reviews
                 WHERE state = ? AND (NOT EXISTS (SELECT 1 FROM cursor)
                   OR (state_changed_at, rowid) > (SELECT at, id FROM cursor))
                 ORDER BY state_changed_at, rowid LIMIT ?`,

@@ -35,6 +35,8 @@ export interface StoredReviewRow {
   readonly runId: string
   readonly binding: string
   readonly state: string
+  /** When the row last changed state; the version a recovery takes over with. */
+  readonly stateChangedAt: string
 }
 
 /** A transition row as stored. */
@@ -95,6 +97,7 @@ export class ActiveRunConflict extends Error {
 }
 
 const FINISH_EVENTS: Record<ReviewFinishState, ReviewEventType> = {
+  pending: 'NOT_APPLIED',
   completed: 'RESUMED',
   stale: 'STALE_DETECTED',
   uncertain: 'FAILED_AFTER_CLAIM',
@@ -103,6 +106,7 @@ const FINISH_EVENTS: Record<ReviewFinishState, ReviewEventType> = {
 const RECOVERY_EVENTS: Record<ReviewRecoveryOutcome, ReviewEventType> = {
   completed: 'OPERATOR_CONFIRMED_EXECUTED',
   stale: 'OPERATOR_CONFIRMED_NOT_EXECUTED',
+  pending: 'OPERATOR_REOPENED',
 }
 
 const MAX_LIST_LIMIT = 1000
@@ -149,6 +153,12 @@ function parseTransition(row: StoredTransitionRow): ReviewTransition {
   const parsed = reviewTransitionSchema.safeParse(row)
   if (parsed.success) return parsed.data
   throw PusharyStoreError.fromZod(parsed.error, { operation: 'history', code: 'corrupt_record' })
+}
+
+/** `now`, moved just past `previous` when the clock has not advanced, so every claim version differs. */
+function laterThan(previous: string, now: string): string {
+  if (now > previous) return now
+  return new Date(Date.parse(previous) + 1).toISOString()
 }
 
 /** Database errors that are not ours become `storage_failed`; ours pass through. */
@@ -233,7 +243,13 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         const binding = bindingOf(review)
         await driver.write('save', review.runId, async (tx) => {
           const at = timestamp()
-          const row = { decisionId: review.decisionId, runId: review.runId, binding, state: 'pending' }
+          const row = {
+            decisionId: review.decisionId,
+            runId: review.runId,
+            binding,
+            state: 'pending',
+            stateChangedAt: at,
+          }
           if (await tx.insertPending({ ...row, target: review.target, at })) {
             await tx.appendTransition({
               decisionId: review.decisionId,
@@ -305,7 +321,12 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     finish: (decisionId, state, reason) =>
       open('finish', async () => {
         const id = checked(idSchema, decisionId, 'finish', 'decisionId')
-        const target = checked(z.enum(['completed', 'stale', 'uncertain']), state, 'finish', 'state')
+        const target = checked(
+          z.enum(['pending', 'completed', 'stale', 'uncertain']),
+          state,
+          'finish',
+          'state',
+        )
         const why = checked(z.string().optional(), reason, 'finish', 'reason')
         await transition('finish', id, FINISH_EVENTS[target], why ?? null)
       }),
@@ -313,9 +334,37 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     recover: (decisionId, outcome, reason) =>
       open('recover', async () => {
         const id = checked(idSchema, decisionId, 'recover', 'decisionId')
-        const target = checked(z.enum(['completed', 'stale']), outcome, 'recover', 'outcome')
+        const target = checked(z.enum(['completed', 'stale', 'pending']), outcome, 'recover', 'outcome')
         const why = checked(idSchema, reason, 'recover', 'reason')
         await transition('recover', id, RECOVERY_EVENTS[target], why)
+      }),
+
+    reclaim: (decisionId, since, reason) =>
+      open('reclaim', async () => {
+        const id = checked(idSchema, decisionId, 'reclaim', 'decisionId')
+        const seen = checked(z.iso.datetime(), since, 'reclaim', 'since')
+        const why = checked(idSchema, reason, 'reclaim', 'reason')
+        return driver.write('reclaim', null, async (tx) => {
+          const row = await tx.selectForUpdate(id)
+          if (row === null) {
+            throw new PusharyStoreError({
+              code: 'not_found',
+              operation: 'reclaim',
+              field: 'decisionId',
+              message: `no review for decision ${JSON.stringify(id)}`,
+            })
+          }
+          // The row is locked for this transaction: comparing the claim we saw
+          // with the stored one is the compare-and-set that lets exactly one
+          // of several concurrent recoverers take the claim over.
+          const from = reviewStateSchema.parse(row.state)
+          const to = nextReviewState(from, 'RECLAIM')
+          if (to === null || row.stateChangedAt !== seen) return false
+          const at = laterThan(seen, timestamp())
+          if (!(await tx.setState(id, from, to, why, at))) return false
+          await tx.appendTransition({ decisionId: id, from, to, event: 'RECLAIM', reason: why, at })
+          return true
+        })
       }),
 
     listByState: (state, options) =>

@@ -39,14 +39,25 @@ describe('reviewLifecycleMachine', () => {
       expect(nextReviewState(state, 'OPERATOR_CONFIRMED_NOT_EXECUTED')).toBe('stale')
     }
     const uncertainExits = REVIEW_EVENTS.filter((event) => nextReviewState('uncertain', event) !== null)
-    expect(uncertainExits).toEqual(['OPERATOR_CONFIRMED_EXECUTED', 'OPERATOR_CONFIRMED_NOT_EXECUTED'])
+    expect(uncertainExits).toEqual([
+      'OPERATOR_CONFIRMED_EXECUTED',
+      'OPERATOR_CONFIRMED_NOT_EXECUTED',
+      'OPERATOR_REOPENED',
+    ])
   })
 
-  it('never lets anything leave completed or stale', () => {
-    for (const state of ['completed', 'stale'] as const) {
-      for (const event of REVIEW_EVENTS) expect(nextReviewState(state, event)).toBeNull()
-      expect(isTerminalReviewState(state)).toBe(true)
+  it('lets recovery take over a crash-left claim without leaving resuming', () => {
+    expect(nextReviewState('resuming', 'RECLAIM')).toBe('resuming')
+    for (const state of ['pending', 'completed', 'stale', 'uncertain'] as const) {
+      expect(nextReviewState(state, 'RECLAIM')).toBeNull()
     }
+  })
+
+  it('never lets anything leave completed, and only an operator reopen leave stale', () => {
+    for (const event of REVIEW_EVENTS) expect(nextReviewState('completed', event)).toBeNull()
+    const staleExits = REVIEW_EVENTS.filter((event) => nextReviewState('stale', event) !== null)
+    expect(staleExits).toEqual(['OPERATOR_REOPENED'])
+    expect(nextReviewState('stale', 'OPERATOR_REOPENED')).toBe('pending')
     expect(REVIEW_STATES.filter(isTerminalReviewState)).toEqual(['completed', 'stale'])
   })
 
@@ -76,9 +87,16 @@ describe('reviewLifecycleMachine', () => {
     }
   })
 
-  it('never returns a review to pending, so a decision can be claimed at most once', () => {
-    for (const state of REVIEW_STATES) {
-      for (const event of REVIEW_EVENTS) expect(nextReviewState(state, event)).not.toBe('pending')
-    }
+  it('returns a review to pending only from a resume that ran nothing or by an operator reopen', () => {
+    const toPending = REVIEW_STATES.flatMap((state) =>
+      REVIEW_EVENTS.filter((event) => nextReviewState(state, event) === 'pending').map(
+        (event) => `${state} ${event}`,
+      ),
+    )
+    expect(toPending.sort()).toEqual([
+      'resuming NOT_APPLIED',
+      'stale OPERATOR_REOPENED',
+      'uncertain OPERATOR_REOPENED',
+    ])
   })
 })

@@ -55,6 +55,17 @@ async function apply(
       return refusedWith(store.recover(id, 'completed', 'Refund receipt rf_1 found.'), 'not_recoverable')
     case 'OPERATOR_CONFIRMED_NOT_EXECUTED':
       return refusedWith(store.recover(id, 'stale', 'No refund receipt; run cancelled.'), 'not_recoverable')
+    case 'NOT_APPLIED':
+      return refusedWith(store.finish(id, 'pending', 'The step is suspended again.'), 'not_claimed')
+    case 'OPERATOR_REOPENED':
+      return refusedWith(
+        store.recover(id, 'pending', 'Worker lacked the workflow; reopened.'),
+        'not_recoverable',
+      )
+    case 'RECLAIM': {
+      const since = (await store.history(id)).at(-1)?.at ?? ''
+      return store.reclaim(id, since, 'Recovery after a crash.')
+    }
     default: {
       const unreachable: never = event
       return unreachable
@@ -251,6 +262,34 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect(results.filter((result) => result !== 'claimed').every((result) => result === 'busy')).toBe(true)
     })
 
+    it('lets exactly one of many concurrent recoverers take over a crash-left claim, across store instances', async () => {
+      const review = agentReview()
+      await store.save(review)
+      await store.claim(review.decisionId, review.runId)
+      const since = (await store.history(review.decisionId)).at(-1)?.at ?? ''
+      const other = harness.open()
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, index) =>
+          (index % 2 ? other : store).reclaim(review.decisionId, since, 'Recovery after a crash.'),
+        ),
+      )
+      expect(results.filter(Boolean)).toHaveLength(1)
+      const history = await store.history(review.decisionId)
+      expect(history.at(-1)).toMatchObject({ from: 'resuming', to: 'resuming', event: 'RECLAIM' })
+      expect((history.at(-1)?.at ?? '') > since).toBe(true)
+      // The claim moved on: the time the losers saw no longer takes it over.
+      expect(await store.reclaim(review.decisionId, since, 'Second recovery.')).toBe(false)
+      expect(await store.reclaim(review.decisionId, history.at(-1)?.at ?? '', 'Next recovery.')).toBe(true)
+    })
+
+    it('never takes over a claim that is not resuming', async () => {
+      const review = agentReview()
+      await store.save(review)
+      const since = (await store.history(review.decisionId)).at(-1)?.at ?? ''
+      expect(await store.reclaim(review.decisionId, since, 'Recovery.')).toBe(false)
+      expect((await store.get(review.decisionId))?.state).toBe('pending')
+    })
+
     it('lets the database itself refuse a second active review in one run', async () => {
       const first = agentReview()
       const second = agentReview({ runId: first.runId })
@@ -307,7 +346,7 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
         code: 'invalid_argument',
         field: 'reason',
       })
-      expect(await storeError(store.finish(review.decisionId, 'pending' as never))).toEqual({
+      expect(await storeError(store.finish(review.decisionId, 'resuming' as never))).toEqual({
         code: 'invalid_argument',
         field: 'state',
       })
