@@ -60,7 +60,9 @@ export function deterministicKey(parts: readonly string[]): string {
       message: 'parts must be a non-empty array of strings',
     })
   }
-  return createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('hex').slice(0, 40)
+  // A JSON array encodes every part unambiguously: no separator a part could
+  // contain, so ['a b', 'c'] and ['a', 'b c'] never share a key.
+  return createHash('sha256').update(JSON.stringify(parts), 'utf8').digest('hex').slice(0, 40)
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Mastra } from '@mastra/core/mastra'
 import { createStep } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
 import { createPusharyClient, type PusharyClient } from '../pushary/client.js'
@@ -68,6 +69,65 @@ const optionsSchema = z.object({
 })
 
 /**
+ * Options of the workflows this package builds: Mastra's boot-time
+ * `restartAllActiveWorkflowRuns()` must never re-drive them, since a restart
+ * re-runs the step that was running when the process died (a protected
+ * action included). Their recovery is `dispatcher.recover`.
+ */
+export const PACKAGE_WORKFLOW_OPTIONS: { autoRestartActiveRuns: false } = { autoRestartActiveRuns: false }
+
+/**
+ * Logs once per workflow when a workflow containing an approval step lets
+ * Mastra's boot-time restart re-drive its runs, and says what to do.
+ */
+export function warnIfAutoRestarted(
+  mastra: Mastra | undefined,
+  workflowId: string,
+  warned: Set<string>,
+): void {
+  if (!mastra || warned.has(workflowId)) return
+  warned.add(workflowId)
+  let options: { autoRestartActiveRuns?: boolean } | undefined
+  try {
+    options = (
+      mastra.getWorkflowById(workflowId as never) as { options?: { autoRestartActiveRuns?: boolean } }
+    )?.options
+  } catch {
+    return
+  }
+  if (options?.autoRestartActiveRuns === false) return
+  mastra
+    .getLogger()
+    ?.warn(
+      `[pushary] workflow "${workflowId}" contains a Pushary approval step but allows Mastra's restartAllActiveWorkflowRuns() to restart its runs: a restart after a crash re-runs the step that was running, so a protected action can run twice. Create it with createWorkflow({ ..., options: { autoRestartActiveRuns: false } }) and recover interrupted approvals with dispatcher.recover(decisionId).`,
+    )
+}
+
+/**
+ * Whether the persisted run records this approval's foreach item as finished
+ * (read straight from storage, as a recovery restart left it).
+ */
+async function foreachItemFinished(
+  mastra: Mastra | undefined,
+  binding: { workflowId: string; runId: string; stepId: string; operationId: string },
+): Promise<boolean> {
+  const workflows = await mastra?.getStorage()?.getStore('workflows')
+  const snapshot = await workflows?.loadWorkflowSnapshot({
+    workflowName: binding.workflowId,
+    runId: binding.runId,
+  })
+  const step = (snapshot?.context as Record<string, unknown> | undefined)?.[binding.stepId] as
+    | { payload?: unknown; suspendPayload?: { __workflow_meta?: { foreachOutput?: unknown } } }
+    | undefined
+  const output = step?.suspendPayload?.__workflow_meta?.foreachOutput
+  if (!Array.isArray(step?.payload) || !Array.isArray(output)) return false
+  const index = step.payload.findIndex(
+    (item) => (item as { operationId?: unknown } | null)?.operationId === binding.operationId,
+  )
+  return index >= 0 && (output[index] as { status?: unknown } | undefined)?.status === 'success'
+}
+
+/**
  * Resolves the client once. Exported for the other workflow factories so all
  * of them accept the same config shape.
  *
@@ -122,6 +182,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
   const store = config.store
   const client = resolvePusharyClient(config)
   const stepId = options.id
+  const warned = new Set<string>()
 
   return createStep({
     id: stepId,
@@ -130,7 +191,16 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
     outputSchema: pusharyAnswerSchema,
     suspendSchema: pusharyApprovalSuspendSchema,
     resumeSchema: pusharyApprovalResumeSchema,
-    execute: async ({ inputData, resumeData, suspendData, suspend, runId, workflowId, requestContext }) => {
+    execute: async ({
+      inputData,
+      resumeData,
+      suspendData,
+      suspend,
+      runId,
+      workflowId,
+      requestContext,
+      mastra,
+    }) => {
       const input = parsePusharyApprovalStepInput(inputData)
       const question = parsePusharyQuestion(
         { question: input.question, type: input.type, options: input.options },
@@ -179,6 +249,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         }
       }
 
+      warnIfAutoRestarted(mastra, workflowId, warned)
       const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
       const parent = parentRaw === undefined ? undefined : pusharyReviewParentSchema.parse(parentRaw)
       const context = workflowBindingContext(binding)
@@ -199,6 +270,21 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         ...(options.sandboxOutcome === undefined ? {} : { sandboxOutcome: options.sandboxOutcome }),
       })
       const decisionId = created.decisionId
+
+      // A recovery restart re-runs a whole foreach, items already answered
+      // included. An item whose review completed and whose iteration the
+      // persisted run records as finished gets its verified answer back
+      // instead of a second question nobody would resume.
+      const earlier = await store.get(decisionId)
+      if (earlier?.state === 'completed' && (await foreachItemFinished(mastra, binding))) {
+        const decision = await client.decisions.get(decisionId)
+        if (
+          checkWorkflowDecision({ ...binding, decisionId }, decision) === null &&
+          decision.status !== 'pending'
+        ) {
+          return answerPusharyQuestion(question, decision.status, decision.value)
+        }
+      }
 
       // Saved before suspending: Mastra persists the snapshot only after this
       // function returns, so the dispatcher treats a saved review whose label

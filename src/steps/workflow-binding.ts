@@ -28,6 +28,8 @@ export interface PusharyWorkflowBinding {
  */
 export function workflowApprovalKey(binding: PusharyWorkflowBinding): string {
   return deterministicKey([
+    'workflow-step',
+    binding.workflowId,
     binding.runId,
     binding.stepId,
     binding.externalId,

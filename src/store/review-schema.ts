@@ -100,6 +100,35 @@ export const pusharyWorkflowReviewSchema = z.object({
 export type PusharyWorkflowReview = z.infer<typeof pusharyWorkflowReviewSchema>
 
 /**
+ * The claim on resuming a multi-item parent run once every child settled. It
+ * has no decision of its own: `decisionId` is a key derived from the parent's
+ * workflow, run and step, so resuming a parent is claimed, finished and
+ * recovered exactly like resuming a step.
+ *
+ * @example
+ * const review = pusharyBatchParentReviewSchema.parse({
+ *   target: 'batch-parent', version: 1, workflowId: 'refunds', runId: 'run_1', stepId: 'approve-all',
+ *   childWorkflowId: 'pushary-approval-item', count: 3,
+ *   decisionId: 'batch_1f2e', correlationId: 'batch_1f2e', state: 'pending',
+ * })
+ */
+export const pusharyBatchParentReviewSchema = z.object({
+  target: z.literal('batch-parent'),
+  version: z.literal(1),
+  workflowId: idSchema,
+  runId: idSchema,
+  stepId: idSchema,
+  childWorkflowId: idSchema,
+  count: z.number().int().min(0),
+  decisionId: idSchema,
+  correlationId: idSchema,
+  state: reviewStateSchema,
+})
+
+/** @example const review: PusharyBatchParentReview = pusharyBatchParentReviewSchema.parse(row) */
+export type PusharyBatchParentReview = z.infer<typeof pusharyBatchParentReviewSchema>
+
+/**
  * Any review record, discriminated on `target` (absent means `'agent'`).
  *
  * @example
@@ -109,6 +138,7 @@ export type PusharyWorkflowReview = z.infer<typeof pusharyWorkflowReviewSchema>
 export const pusharyReviewSchema = z.discriminatedUnion('target', [
   pusharyAgentReviewSchema,
   pusharyWorkflowReviewSchema,
+  pusharyBatchParentReviewSchema,
 ])
 
 /** @example const review: PusharyReview = await store.get('dec_1') ?? fail() */

@@ -6,10 +6,12 @@ import { idSchema } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 import { parsePusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import {
+  PACKAGE_WORKFLOW_OPTIONS,
   PUSHARY_PARENT_CONTEXT_KEY,
   type PusharyApprovalStepOptions,
   type PusharyStepConfig,
   pusharyApprovalStep,
+  warnIfAutoRestarted,
 } from '../steps/approval-step.js'
 import {
   batchChildRunId,
@@ -52,6 +54,7 @@ export function createPusharyApprovalWorkflow(
     id,
     inputSchema: pusharyApprovalStepInputSchema,
     outputSchema: pusharyAnswerSchema,
+    options: PACKAGE_WORKFLOW_OPTIONS,
   })
     .then(pusharyApprovalStep(config, stepOptions))
     .commit()
@@ -88,6 +91,7 @@ export function createPusharyForeachApprovalWorkflow(
     id,
     inputSchema: z.array(pusharyApprovalStepInputSchema),
     outputSchema: z.array(pusharyAnswerSchema),
+    options: PACKAGE_WORKFLOW_OPTIONS,
   })
     .foreach(pusharyApprovalStep(config, stepOptions), { concurrency: parsedConcurrency.data ?? 1 })
     .commit()
@@ -139,6 +143,7 @@ export function pusharyApprovalBatchStep(opts: {
       message: 'startConcurrency must be an integer from 1 to 64',
     })
   }
+  const warned = new Set<string>()
   return createStep({
     id: stepId,
     description: 'Ask one decision per item, each in its own child run; continue when all are settled.',
@@ -153,13 +158,17 @@ export function pusharyApprovalBatchStep(opts: {
       const child = findWorkflow(mastra, childWorkflowId, runId)
       const suspendPayload = { pushary: 'batch' as const, childWorkflowId, count: items.length }
 
+      warnIfAutoRestarted(mastra, workflowId, warned)
+      const parent = { workflowId, runId, stepId }
+      const childRunIds = inputData.map((item, index) => batchChildRunId(parent, index, item))
       if (!resumeData) {
         await startChildren({
           count: items.length,
           concurrency: startConcurrency,
           start: async (index) => {
-            const childRunId = batchChildRunId(runId, index)
-            // A re-run of this first pass (retry, restart) must not ask twice.
+            const childRunId = childRunIds[index] as string
+            // A re-run of this first pass (retry, restart) must not ask twice;
+            // the run ID is derived from this exact parent step and item.
             if (await loadRunSnapshot(mastra, childWorkflowId, childRunId)) return
             const requestContext = new RequestContext()
             requestContext.set(PUSHARY_PARENT_CONTEXT_KEY, { workflowId, runId, stepId, itemIndex: index })
@@ -176,7 +185,12 @@ export function pusharyApprovalBatchStep(opts: {
 
       const answers: PusharyAnswer[] = []
       for (let index = 0; index < items.length; index++) {
-        const state = await readBatchChild(mastra, childWorkflowId, batchChildRunId(runId, index))
+        const state = await readBatchChild(
+          mastra,
+          childWorkflowId,
+          childRunIds[index] as string,
+          inputData[index],
+        )
         if (state.state === 'open') return suspend(suspendPayload)
         if (state.state === 'failed') {
           throw new Error(`pusharyApprovalBatchStep: item ${index} failed: ${state.reason}`)
@@ -210,6 +224,7 @@ export function createPusharyBatchApprovalWorkflow(opts: {
     id,
     inputSchema: z.array(pusharyApprovalStepInputSchema),
     outputSchema: z.array(pusharyAnswerSchema),
+    options: PACKAGE_WORKFLOW_OPTIONS,
   })
     .then(
       pusharyApprovalBatchStep({

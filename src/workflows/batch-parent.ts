@@ -1,10 +1,13 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { z } from 'zod/v4'
+import { canonicalJson, deterministicKey } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
-import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import { pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
+import type { PusharyBatchParentReview } from '../store/review-schema.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
 import { isPusharyResumeError } from './resume-error.js'
 import { resumePusharyApproval } from './resume-guard.js'
-import { loadRunSnapshot } from './run-snapshot.js'
+import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
 
 /**
  * What the batch step suspends with: where its children live. O(1) in the
@@ -31,15 +34,53 @@ export type PusharyBatchSuspend = z.infer<typeof pusharyBatchSuspendSchema>
  */
 export const pusharyBatchResumeSchema = z.object({ settled: z.literal(true) })
 
+/** The batch step that owns a set of child runs. */
+export interface BatchParentRef {
+  workflowId: string
+  runId: string
+  stepId: string
+}
+
+/** An item as the approval step reads it (defaults applied), so raw and parsed forms agree. */
+function normalizedItem(item: unknown): string {
+  const parsed = pusharyApprovalStepInputSchema.safeParse(item)
+  try {
+    return canonicalJson(parsed.success ? parsed.data : (item ?? null))
+  } catch {
+    return ''
+  }
+}
+
 /**
- * Run id of the child run of item `index`: deterministic, so re-running the
- * parent's first pass finds the children it already started.
+ * Run id of the child run of item `index`. Deterministic, so a re-run of the
+ * parent's first pass finds the children it already started; derived from the
+ * parent's workflow, run and step and from the item itself, so a child belongs
+ * to exactly one parent step and item: two batch steps of one run, or two
+ * workflows started with the same run ID, never share a child.
  *
  * @example
- * batchChildRunId('run-1', 2) // 'run-1~2'
+ * batchChildRunId({ workflowId: 'refunds', runId: 'run-1', stepId: 'approve-all' }, 2, item) // 'run-1~2~3f9c…'
  */
-export function batchChildRunId(parentRunId: string, index: number): string {
-  return `${parentRunId}~${index}`
+export function batchChildRunId(parent: BatchParentRef, index: number, item: unknown): string {
+  const key = deterministicKey([
+    'batch-child',
+    parent.workflowId,
+    parent.runId,
+    parent.stepId,
+    String(index),
+    normalizedItem(item),
+  ])
+  return `${parent.runId}~${index}~${key.slice(0, 16)}`
+}
+
+/**
+ * Key of the claim on resuming one batch parent (its review's `decisionId`).
+ *
+ * @example
+ * batchParentReviewId({ workflowId: 'refunds', runId: 'run-1', stepId: 'approve-all' }) // 'batch_…'
+ */
+export function batchParentReviewId(parent: BatchParentRef): string {
+  return `batch_${deterministicKey(['batch-parent', parent.workflowId, parent.runId, parent.stepId])}`
 }
 
 const TERMINAL = ['success', 'failed', 'canceled', 'tripwire', 'bailed']
@@ -51,18 +92,24 @@ export type BatchChildState =
   | { state: 'failed'; reason: string }
 
 /**
- * Reads one child run's state from storage.
+ * Reads one child run's state from storage. A child whose recorded input is
+ * not exactly `item` (its question and `operationId` included) is never
+ * taken as that item's answer.
  *
  * @example
- * const child = await readBatchChild(mastra, 'pushary-approval-item', batchChildRunId(runId, 0))
+ * const child = await readBatchChild(mastra, 'pushary-approval-item', childRunId, item)
  */
 export async function readBatchChild(
   mastra: Mastra,
   childWorkflowId: string,
   childRunId: string,
+  item: unknown,
 ): Promise<BatchChildState> {
   const snapshot = await loadRunSnapshot(mastra, childWorkflowId, childRunId)
   if (!snapshot) return { state: 'open' }
+  if (normalizedItem(snapshot.context.input) !== normalizedItem(item)) {
+    return { state: 'failed', reason: 'the child run was started for a different item' }
+  }
   if (snapshot.status === 'success') {
     const parsed = pusharyAnswerSchema.safeParse(snapshot.result)
     if (parsed.success) return { state: 'settled', answer: parsed.data }
@@ -76,116 +123,196 @@ export async function readBatchChild(
 
 /**
  * Result of trying to settle a multi-item parent after one child finished.
+ * `uncertain` means the parent resume failed after its claim: its protected
+ * steps may have run, and an operator resolves `reviewId` like any review.
  *
  * @example
- * if (outcome.status === 'waiting') console.log('next open item', outcome.openIndex)
+ * if (outcome.status === 'waiting') console.log(outcome.runId, 'next open item', outcome.openIndex)
  */
-export type PusharyParentOutcome =
-  | { status: 'resumed'; runStatus: string }
+export type PusharyParentOutcome = { workflowId?: string; runId?: string } & (
+  | { status: 'resumed'; runStatus: string; reviewId: string }
   | { status: 'waiting'; openIndex: number }
   | { status: 'already_settled' }
   | { status: 'deferred'; reason: string }
   | { status: 'not_batch' }
+  | { status: 'uncertain'; reason: string; reviewId: string }
   | { status: 'failed'; reason: string }
+)
+
+function suspendedBatch(snapshot: RunSnapshotView, stepId: string) {
+  const step = snapshot.context[stepId] as { status?: string; suspendPayload?: unknown; payload?: unknown }
+  if (step?.status !== 'suspended') return null
+  const suspended = pusharyBatchSuspendSchema.safeParse(step.suspendPayload)
+  if (!suspended.success || !Array.isArray(step.payload)) return null
+  return { ...suspended.data, items: step.payload as unknown[] }
+}
 
 /**
  * Called after a child of a multi-item approval completed: when every
- * sibling has settled, resumes the parent once. Each child persists its own
- * completion before calling this, so the last one to finish always sees all
- * siblings settled; a second concurrent parent resume loses Mastra's claim
- * and is reported as `already_settled`. The scan stops at the first open
- * sibling, so N children answered in random order cost about N·ln N reads.
+ * sibling has settled, claims the parent's own review and resumes the parent
+ * once. The claim makes the parent resume exclusive across processes, and a
+ * crash inside the parent's protected steps leaves that review `resuming`
+ * for `dispatcher.recover`, exactly like a step's review. The scan stops at
+ * the first open sibling, so N children answered in random order cost about
+ * N·ln N reads.
  *
  * @example
- * await settleBatchParent({ mastra, parent: review.parent })
+ * await settleBatchParent({ mastra, store, parent: review.parent })
  */
 export async function settleBatchParent(input: {
   mastra: Mastra
-  parent: NonNullable<PusharyWorkflowReview['parent']>
+  store: PusharyReviewStore
+  parent: BatchParentRef
   conflictTimeoutMs?: number
 }): Promise<PusharyParentOutcome> {
-  const { mastra, parent } = input
+  const { mastra, store } = input
+  const parent = {
+    workflowId: input.parent.workflowId,
+    runId: input.parent.runId,
+    stepId: input.parent.stepId,
+  }
+  const where = { workflowId: parent.workflowId, runId: parent.runId }
   const snapshot = await loadRunSnapshot(mastra, parent.workflowId, parent.runId)
-  if (!snapshot) return { status: 'not_batch' }
-  if (TERMINAL.includes(snapshot.status)) {
-    return { status: 'already_settled' }
+  if (!snapshot) return { ...where, status: 'not_batch' }
+  if (TERMINAL.includes(snapshot.status)) return { ...where, status: 'already_settled' }
+  const batch = suspendedBatch(snapshot, parent.stepId)
+  if (!batch) {
+    // The parent's first pass has not persisted its suspension yet, or
+    // another process is resuming it; reconcile picks it up later.
+    return { ...where, status: 'deferred', reason: 'the parent is not suspended on its batch step' }
   }
-  const stepResult = snapshot.context[parent.stepId] as { suspendPayload?: unknown } | undefined
-  const suspended = pusharyBatchSuspendSchema.safeParse(stepResult?.suspendPayload)
-  if (!suspended.success) {
-    // The parent's first pass has not persisted its suspension yet;
-    // `settleSuspendedBatches` (run by reconcile) picks it up later.
-    return { status: 'deferred', reason: 'the parent has not suspended yet' }
+  for (let index = 0; index < batch.count; index++) {
+    const item = batch.items[index]
+    const childRunId = batchChildRunId(parent, index, item)
+    const child = await readBatchChild(mastra, batch.childWorkflowId, childRunId, item)
+    if (child.state === 'open') return { ...where, status: 'waiting', openIndex: index }
   }
-  const { count, childWorkflowId } = suspended.data
-  for (let index = 0; index < count; index++) {
-    const child = await readBatchChild(mastra, childWorkflowId, batchChildRunId(parent.runId, index))
-    if (child.state === 'open') return { status: 'waiting', openIndex: index }
+
+  const reviewId = batchParentReviewId(parent)
+  const review: PusharyBatchParentReview = {
+    target: 'batch-parent',
+    version: 1,
+    ...parent,
+    childWorkflowId: batch.childWorkflowId,
+    count: batch.count,
+    decisionId: reviewId,
+    correlationId: reviewId,
+    state: 'pending',
+  }
+  await store.save(review)
+  return resumeBatchParent({ ...input, review })
+}
+
+/**
+ * Claims a saved batch-parent review and resumes its run. Shared by the
+ * settle path and by reconcile (a parent review left `pending`).
+ *
+ * @example
+ * await resumeBatchParent({ mastra, store, review })
+ */
+export async function resumeBatchParent(input: {
+  mastra: Mastra
+  store: PusharyReviewStore
+  review: PusharyBatchParentReview
+  conflictTimeoutMs?: number
+}): Promise<PusharyParentOutcome> {
+  const { mastra, store, review } = input
+  const where = { workflowId: review.workflowId, runId: review.runId }
+  const reviewId = review.decisionId
+  switch (await store.claim(reviewId, review.runId)) {
+    case 'busy':
+      return { ...where, status: 'deferred', reason: 'another resume of the parent run holds it' }
+    case 'settled':
+      return { ...where, status: 'already_settled' }
+    case 'claimed':
+      break
   }
   try {
     const outcome = await resumePusharyApproval({
       mastra,
-      workflowId: parent.workflowId,
-      runId: parent.runId,
-      step: parent.stepId,
+      workflowId: review.workflowId,
+      runId: review.runId,
+      step: review.stepId,
       resumeData: { settled: true },
       ...(input.conflictTimeoutMs === undefined ? {} : { conflictTimeoutMs: input.conflictTimeoutMs }),
     })
-    return { status: 'resumed', runStatus: outcome.result.status }
+    if (outcome.stillSuspended) {
+      await store.finish(reviewId, 'pending', 'a child was still open; the parent suspended again')
+      return { ...where, status: 'deferred', reason: 'the parent suspended again' }
+    }
+    await store.finish(reviewId, 'completed')
+    return { ...where, status: 'resumed', runStatus: outcome.result.status, reviewId }
   } catch (error) {
-    if (!isPusharyResumeError(error) || error.code === 'no_storage' || error.code === 'unknown_workflow')
-      throw error
-    // Another caller won the parent (it is running or done), or it is busy:
-    // only a finished parent is settled; anything else is retried by reconcile.
-    const now = await loadRunSnapshot(mastra, parent.workflowId, parent.runId)
-    if (now && TERMINAL.includes(now.status)) return { status: 'already_settled' }
-    return { status: 'deferred', reason: error.message }
+    const reason = error instanceof Error ? error.message : String(error)
+    if (isPusharyResumeError(error) && error.code !== 'invalid_resume_data') {
+      // Refused before Mastra ran anything: nothing of ours ran; release the claim.
+      const now = await loadRunSnapshot(mastra, review.workflowId, review.runId)
+      if (now && TERMINAL.includes(now.status)) {
+        await store.finish(reviewId, 'completed', `the parent run was already ${now.status}`)
+        return { ...where, status: 'already_settled' }
+      }
+      await store.finish(reviewId, 'pending', reason)
+      return { ...where, status: 'deferred', reason }
+    }
+    await store.finish(reviewId, 'uncertain', reason)
+    return { ...where, status: 'uncertain', reason, reviewId }
   }
 }
 
+interface ListableWorkflow {
+  id: string
+  listWorkflowRuns(args: { status: 'suspended'; perPage: number; page: number }): Promise<{
+    runs: { runId: string; snapshot: unknown }[]
+    total?: number
+  }>
+}
+
 /**
- * Reconcile fallback for multi-item parents: finds suspended batch parents
- * (any registered workflow) and settles those whose children are all done.
- * Covers a crash between the last child's completion and the parent resume,
- * and a last child that finished before its parent had suspended.
+ * Reconcile fallback for multi-item parents: pages through every suspended
+ * run of every registered workflow and settles the batch parents whose
+ * children are all done. Covers a crash between the last child's completion
+ * and the parent resume, and a last child that finished before its parent
+ * had suspended.
  *
  * @example
- * const outcomes = await settleSuspendedBatches({ mastra, limit: 100 })
+ * const outcomes = await settleSuspendedBatches({ mastra, store, limit: 100 })
  */
 export async function settleSuspendedBatches(input: {
   mastra: Mastra
+  store: PusharyReviewStore
   limit?: number
   conflictTimeoutMs?: number
 }): Promise<PusharyParentOutcome[]> {
   const outcomes: PusharyParentOutcome[] = []
-  const workflows = Object.values(input.mastra.listWorkflows()) as unknown as {
-    id: string
-    listWorkflowRuns(args: { status: 'suspended'; perPage: number; page: number }): Promise<{
-      runs: { runId: string; snapshot: unknown }[]
-    }>
-  }[]
+  const perPage = input.limit ?? 100
+  const workflows = Object.values(input.mastra.listWorkflows()) as unknown as ListableWorkflow[]
   for (const workflow of workflows) {
-    const { runs } = await workflow.listWorkflowRuns({
-      status: 'suspended',
-      perPage: input.limit ?? 100,
-      page: 0,
-    })
-    for (const run of runs) {
-      const snapshot = typeof run.snapshot === 'string' ? JSON.parse(run.snapshot) : run.snapshot
-      const context = (
-        snapshot as { context?: Record<string, { suspendPayload?: unknown; status?: string }> }
-      )?.context
-      for (const [stepId, step] of Object.entries(context ?? {})) {
-        if (step?.status !== 'suspended' || !pusharyBatchSuspendSchema.safeParse(step.suspendPayload).success)
-          continue
-        outcomes.push(
-          await settleBatchParent({
-            mastra: input.mastra,
-            parent: { workflowId: workflow.id, runId: run.runId, stepId, itemIndex: 0 },
-            ...(input.conflictTimeoutMs === undefined ? {} : { conflictTimeoutMs: input.conflictTimeoutMs }),
-          }),
-        )
+    for (let page = 0; ; page++) {
+      const { runs } = await workflow.listWorkflowRuns({ status: 'suspended', perPage, page })
+      for (const run of runs) {
+        const snapshot = typeof run.snapshot === 'string' ? JSON.parse(run.snapshot) : run.snapshot
+        const context = (
+          snapshot as { context?: Record<string, { suspendPayload?: unknown; status?: string }> }
+        )?.context
+        for (const [stepId, step] of Object.entries(context ?? {})) {
+          if (
+            step?.status !== 'suspended' ||
+            !pusharyBatchSuspendSchema.safeParse(step.suspendPayload).success
+          )
+            continue
+          outcomes.push(
+            await settleBatchParent({
+              mastra: input.mastra,
+              store: input.store,
+              parent: { workflowId: workflow.id, runId: run.runId, stepId },
+              ...(input.conflictTimeoutMs === undefined
+                ? {}
+                : { conflictTimeoutMs: input.conflictTimeoutMs }),
+            }),
+          )
+        }
       }
+      if (runs.length < perPage) break
     }
   }
   return outcomes

@@ -7,8 +7,12 @@ import type { PusharyParentOutcome } from './batch-parent.js'
 
 /**
  * Outcome of resuming one decision. Retry later on `unknown`, `busy`,
- * `pending` and `not_suspended_yet`; `uncertain` needs an operator; every
- * other status is final for this decision.
+ * `pending`, `not_suspended_yet` and `misconfigured` (this process cannot
+ * resume the run: fix its configuration; the review stays `pending`);
+ * `uncertain` needs an operator; every other status is final for this
+ * decision. `duplicate` may carry the reason the review completed without
+ * this call (another resumer, a verified direct resume, a recovery). `parent`
+ * reports a multi-item parent's own resume claim.
  *
  * @example
  * switch (result.status) { case 'resumed': break; default: break }
@@ -25,10 +29,12 @@ export type PusharyDispatchResult =
       /** Set when `onResumed` threw; the review is still `completed`. */
       hookError?: string
     }
-  | { status: 'pending'; decisionId: string }
+  | { status: 'pending'; decisionId: string; reason?: string }
   | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
   | { status: 'busy'; decisionId: string }
-  | { status: 'duplicate'; decisionId: string }
+  | { status: 'duplicate'; decisionId: string; reason?: string }
+  | { status: 'misconfigured'; decisionId: string; reason: string }
+  | { status: 'parent'; decisionId: string; parent: PusharyParentOutcome }
   | { status: 'unknown'; decisionId: string; reason: string }
   | { status: 'unsupported'; decisionId: string; reason: string }
   | { status: 'mismatch'; decisionId: string; reason: string }
@@ -42,7 +48,13 @@ export type PusharyDispatchResult =
  * @example
  * const retry = (RETRYABLE_DISPATCH_STATUSES as readonly string[]).includes(result.status)
  */
-export const RETRYABLE_DISPATCH_STATUSES = ['unknown', 'busy', 'pending', 'not_suspended_yet'] as const
+export const RETRYABLE_DISPATCH_STATUSES = [
+  'unknown',
+  'busy',
+  'pending',
+  'not_suspended_yet',
+  'misconfigured',
+] as const
 
 /**
  * Collaborators of {@link createPusharyDispatcher}.
@@ -110,9 +122,12 @@ export interface PusharyDispatcher {
   /** Resume one decision from the service's current state (callback-free). */
   resumeDecision(decisionId: string): Promise<PusharyDispatchResult>
   /**
-   * Operator path after a crash mid-resume (review `resuming`, run stuck
-   * `running`): restarts the run so the step suspends again on the same
-   * decision, then re-applies the verified answer.
+   * Operator path after a crash. Takes over a crash-left claim (one winner
+   * across processes); restarts a run only when its approval step never
+   * suspended or never returned, then applies the verified answer once; a run
+   * whose approval completed before the crash is never restarted: the review
+   * ends `uncertain` for the operator. Also recovers a decision whose review
+   * was never saved, and a multi-item parent's resume (its `reviewId`).
    */
   recover(decisionId: string): Promise<PusharyDispatchResult>
 }

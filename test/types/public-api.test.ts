@@ -35,6 +35,7 @@ function retryLater(result: PusharyDispatchResult): boolean {
     case 'busy':
     case 'pending':
     case 'not_suspended_yet':
+    case 'misconfigured':
       return true
     case 'resumed':
     case 'duplicate':
@@ -43,6 +44,7 @@ function retryLater(result: PusharyDispatchResult): boolean {
     case 'mismatch':
     case 'invalid_answer':
     case 'unsupported':
+    case 'parent':
       return false
     default: {
       const unreachable: never = result
@@ -82,7 +84,7 @@ describe('public types', () => {
     expectTypeOf<Decision['status']>().toEqualTypeOf<'pending' | 'answered' | 'expired' | 'cancelled'>()
     expectTypeOf<ReviewClaimResult>().toEqualTypeOf<'claimed' | 'busy' | 'settled'>()
     expectTypeOf<ReviewState>().toEqualTypeOf<'pending' | 'resuming' | 'completed' | 'stale' | 'uncertain'>()
-    expectTypeOf<PusharyReview['target']>().toEqualTypeOf<'agent' | 'workflow-step'>()
+    expectTypeOf<PusharyReview['target']>().toEqualTypeOf<'agent' | 'workflow-step' | 'batch-parent'>()
     expectTypeOf<PusharyClient['decisions']['get']>().returns.resolves.toEqualTypeOf<Decision>()
     expectTypeOf(isPusharyDeclined).guards.toHaveProperty('reason')
   })

@@ -59,7 +59,13 @@ describe('linear multi-item approval (one child run per item)', () => {
     expect(children).toHaveLength(count)
     expect(new Set(children.map((review) => review.decisionId)).size).toBe(count)
     expect(children.map((review) => review.runId)).toEqual(
-      items.map((_, index) => batchChildRunId(run.runId, index)),
+      items.map((item, index) =>
+        batchChildRunId(
+          { workflowId: 'refund-batch', runId: run.runId, stepId: 'pushary-approval-batch' },
+          index,
+          item,
+        ),
+      ),
     )
 
     // Even items approved, odd denied; answered and resumed in random order.
@@ -96,12 +102,8 @@ describe('linear multi-item approval (one child run per item)', () => {
     // Settling again is a no-op.
     const again = await settleBatchParent({
       mastra: app.mastra,
-      parent: {
-        workflowId: 'refund-batch',
-        runId: run.runId,
-        stepId: 'pushary-approval-batch',
-        itemIndex: 0,
-      },
+      store: app.store,
+      parent: { workflowId: 'refund-batch', runId: run.runId, stepId: 'pushary-approval-batch' },
     })
     expect(again.status).toBe('already_settled')
   })
@@ -142,7 +144,7 @@ describe('linear multi-item approval (one child run per item)', () => {
     await env.client.decisions.answer(children[2]!.decisionId, 'yes')
     const first = await app.dispatcher.resumeDecision(children[2]!.decisionId)
     expect(first.status).toBe('resumed')
-    expect(first.status === 'resumed' && first.parent).toEqual({ status: 'waiting', openIndex: 0 })
+    expect(first.status === 'resumed' && first.parent).toMatchObject({ status: 'waiting', openIndex: 0 })
     // A premature parent resume cannot inject answers: it re-reads the children and waits again.
     const parentRun = await (
       app.mastra.getWorkflowById('refund-batch' as never) as unknown as {
@@ -207,7 +209,9 @@ describe('linear multi-item approval (one child run per item)', () => {
       opts: { status: 'suspended' },
     })
     const report = await app.dispatcher.reconcile({ limit: 100 })
-    expect(report.parents).toContainEqual({ status: 'resumed', runStatus: 'success' })
+    expect(report.parents).toContainEqual(
+      expect.objectContaining({ status: 'resumed', runStatus: 'success' }),
+    )
     expect((await workflow('refund-batch').getWorkflowRunById(run.runId))?.status).toBe('success')
     const keys = (await listEffects(env.dir))
       .map((effect) => effect.key)

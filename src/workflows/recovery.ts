@@ -1,0 +1,204 @@
+/**
+ * Operator recovery (`dispatcher.recover`). The rules, in order:
+ * - a crash-left `resuming` claim is taken over with a compare-and-set
+ *   (`store.reclaim`), so of several concurrent recoverers exactly one acts;
+ * - a run is never restarted past a completed approval: once the approval
+ *   step returned, later steps may have run, so the review ends `uncertain`
+ *   for the operator instead;
+ * - a run whose approval step never suspended (a crash in its first pass) or
+ *   never returned (a crash in its resume pass) is restarted: the step lands
+ *   on the same decision and suspends again, and the verified answer is
+ *   applied once.
+ */
+import { z } from 'zod/v4'
+import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/review-schema.js'
+import { approvalProgress } from './approval-progress.js'
+import { resumeBatchParent } from './batch-parent.js'
+import type { PusharyDispatchResult } from './dispatch-types.js'
+import {
+  configurationProblem,
+  type DispatchContext,
+  endReview,
+  errorMessage,
+  resumeClaimed,
+  resumePendingReview,
+  verifiedAnswer,
+} from './review-resumer.js'
+import { findWorkflow, loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
+
+const workflowContextSchema = z.object({
+  pushary: z.literal('workflow-step'),
+  workflowId: z.string().min(1),
+  runId: z.string().min(1),
+  stepId: z.string().min(1),
+  operationId: z.string().min(1),
+})
+
+async function restartRun(context: DispatchContext, workflowId: string, runId: string) {
+  const run = await findWorkflow(context.mastra, workflowId, runId).createRun({ runId })
+  await run.restart()
+  return loadRunSnapshot(context.mastra, workflowId, runId)
+}
+
+/**
+ * Takes over a crash-left claim. `false` when another recoverer (or the
+ * original holder finishing) moved the claim since we read it.
+ */
+async function reclaim(context: DispatchContext, decisionId: string): Promise<boolean> {
+  const last = (await context.store.history(decisionId)).at(-1)
+  if (last?.to !== 'resuming') return false
+  return context.store.reclaim(decisionId, last.at, 'dispatcher.recover took over a crash-left claim')
+}
+
+/** No review was saved: the first pass died between creating the decision and saving. */
+async function recoverUnsaved(context: DispatchContext, decisionId: string): Promise<PusharyDispatchResult> {
+  const decision = await context.client.decisions.get(decisionId)
+  let binding: z.infer<typeof workflowContextSchema> | null = null
+  try {
+    const parsed = workflowContextSchema.safeParse(JSON.parse(decision.context ?? 'null'))
+    binding = parsed.success ? parsed.data : null
+  } catch {
+    binding = null
+  }
+  if (!binding) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision' }
+  const snapshot = await loadRunSnapshot(context.mastra, binding.workflowId, binding.runId)
+  if (!snapshot) return { status: 'unknown', decisionId, reason: 'the run that asked has no snapshot' }
+  const progress = approvalProgress(snapshot, { ...binding, resumeLabel: decisionId })
+  if (progress !== 'in_progress') {
+    return {
+      status: 'unknown',
+      decisionId,
+      reason: `no review is saved and the approval step is ${progress}`,
+    }
+  }
+  await restartRun(context, binding.workflowId, binding.runId)
+  const saved = await context.store.get(decisionId)
+  if (saved?.target !== 'workflow-step') {
+    return { status: 'unknown', decisionId, reason: 'the restarted run saved no review for this decision' }
+  }
+  return resumePendingReview(context, saved)
+}
+
+/** A `pending` review whose run never persisted its suspension. */
+async function recoverPending(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+): Promise<PusharyDispatchResult> {
+  const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
+  if (snapshot && snapshot.status === 'running' && approvalProgress(snapshot, review) === 'in_progress') {
+    // Killed after saving the review but before Mastra persisted the
+    // suspension: only the first pass ran, so a restart asks nothing new.
+    await restartRun(context, review.workflowId, review.runId)
+  }
+  return resumePendingReview(context, review)
+}
+
+/** A claimed review whose resumer died. */
+async function recoverClaimed(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+): Promise<PusharyDispatchResult> {
+  const decisionId = review.decisionId
+  const misconfigured = configurationProblem(context, review)
+  if (misconfigured) return { status: 'misconfigured', decisionId, reason: misconfigured }
+  const verified = await verifiedAnswer(context, review)
+  if ('status' in verified) return verified
+  if (!(await reclaim(context, decisionId))) return { status: 'busy', decisionId }
+
+  let snapshot: RunSnapshotView | null = await loadRunSnapshot(
+    context.mastra,
+    review.workflowId,
+    review.runId,
+  )
+  if (!snapshot) return endReview(context, decisionId, 'uncertain', 'recovery found no snapshot of the run')
+  let progress = approvalProgress(snapshot, review)
+  if (progress === 'completed') {
+    if (snapshot.status === 'success') {
+      await context.store.finish(decisionId, 'completed', 'recovered: the run had finished')
+      return { status: 'duplicate', decisionId, reason: 'recovered: the run had finished' }
+    }
+    const reason =
+      'the approval step completed before the crash, so later steps may have run; confirm them, then store.recover(decisionId, "completed" | "stale", reason)'
+    return endReview(context, decisionId, 'uncertain', reason)
+  }
+  if (progress === 'in_progress' && snapshot.status === 'running') {
+    // The crash hit the approval step's own resume pass: nothing past it ran.
+    snapshot = await restartRun(context, review.workflowId, review.runId)
+    progress = snapshot ? approvalProgress(snapshot, review) : 'ended'
+  }
+  if (progress === 'suspended') return resumeClaimed(context, review, verified)
+  const reason = `recovery found the run ${snapshot?.status ?? 'missing'} with the approval ${progress}; inspect it before marking this review`
+  return endReview(context, decisionId, 'uncertain', reason)
+}
+
+/** A batch parent whose resume died. Same rule: never past a completed batch step. */
+async function recoverParent(
+  context: DispatchContext,
+  review: PusharyBatchParentReview,
+): Promise<PusharyDispatchResult> {
+  const decisionId = review.decisionId
+  if (review.state === 'pending') {
+    const outcome = await resumeBatchParent({ mastra: context.mastra, store: context.store, review })
+    return { status: 'parent', decisionId, parent: outcome }
+  }
+  if (review.state !== 'resuming') return { status: 'duplicate', decisionId }
+  if (!(await reclaim(context, decisionId))) return { status: 'busy', decisionId }
+  const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
+  const step = (snapshot?.context[review.stepId] as { status?: string } | undefined)?.status
+  if (snapshot?.status === 'success') {
+    await context.store.finish(decisionId, 'completed', 'recovered: the parent run had finished')
+    return { status: 'duplicate', decisionId, reason: 'recovered: the parent run had finished' }
+  }
+  if (step === 'success' || snapshot?.status !== 'running') {
+    const reason =
+      'the batch step completed before the crash, so the protected steps may have run; confirm them, then store.recover(...)'
+    return endReview(context, decisionId, 'uncertain', reason)
+  }
+  // The crash hit the batch step's resume pass itself: restart it; it re-reads
+  // every child and continues only when all settled.
+  try {
+    await restartRun(context, review.workflowId, review.runId)
+  } catch (error) {
+    return endReview(context, decisionId, 'uncertain', `restart failed: ${errorMessage(error)}`)
+  }
+  await context.store.finish(decisionId, 'completed', 'recovered: restarted the batch step')
+  return { status: 'duplicate', decisionId, reason: 'recovered: restarted the batch step' }
+}
+
+/**
+ * The body of `dispatcher.recover` (run inside the per-run queue).
+ *
+ * @example
+ * const result = await recoverDecision(context, decisionId)
+ */
+export async function recoverDecision(
+  context: DispatchContext,
+  decisionId: string,
+): Promise<PusharyDispatchResult> {
+  const review = await context.store.get(decisionId)
+  if (!review) return recoverUnsaved(context, decisionId)
+  if (review.target === 'batch-parent') return recoverParent(context, review)
+  if (review.target !== 'workflow-step') {
+    return {
+      status: 'unsupported',
+      decisionId,
+      reason: `reviews of target "${review.target}" are not workflow steps`,
+    }
+  }
+  switch (review.state) {
+    case 'pending':
+      return recoverPending(context, review)
+    case 'resuming':
+      return recoverClaimed(context, review)
+    case 'completed':
+      return { status: 'duplicate', decisionId }
+    case 'stale':
+      return { status: 'stale', decisionId, reason: 'the review was already found stale' }
+    case 'uncertain':
+      return {
+        status: 'uncertain',
+        decisionId,
+        reason: 'the review is uncertain; an operator must recover it',
+      }
+  }
+}

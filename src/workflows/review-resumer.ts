@@ -1,0 +1,274 @@
+/**
+ * The one resume path of a workflow review: verify the answer against the
+ * service, check this process can resume the run, claim, resume exactly one
+ * target, finish. Shared by callbacks, reconcile, resumeDecision and recovery.
+ */
+import type { Mastra } from '@mastra/core/mastra'
+import type { PusharyClient } from '../pushary/client.js'
+import type { Decision } from '../pushary/decision-schemas.js'
+import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
+import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
+import { checkWorkflowDecision } from '../steps/workflow-binding.js'
+import type { PusharyReview, PusharyWorkflowReview } from '../store/review-schema.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
+import { approvalProgress } from './approval-progress.js'
+import { settleBatchParent } from './batch-parent.js'
+import type { PusharyDispatcherOptions, PusharyDispatchResult } from './dispatch-types.js'
+import { isPusharyResumeError } from './resume-error.js'
+import { resumePusharyApproval } from './resume-guard.js'
+import { findWorkflow, loadRunSnapshot } from './run-snapshot.js'
+
+/** What every part of the dispatcher shares. */
+export interface DispatchContext {
+  mastra: Mastra
+  client: PusharyClient
+  store: PusharyReviewStore
+  options: PusharyDispatcherOptions
+}
+
+/** A verified answer, ready to resume with. */
+export interface VerifiedAnswer {
+  answer: PusharyAnswer
+  resumeData: PusharyApprovalResume
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+function toResumeData(decision: Decision): PusharyApprovalResume {
+  const status = decision.status === 'pending' ? 'answered' : decision.status
+  return { answer: status === 'answered' ? decision.value : null, status }
+}
+
+export function conflictOption(context: DispatchContext): { conflictTimeoutMs?: number } {
+  const ms = context.options.conflictTimeoutMs
+  return ms === undefined ? {} : { conflictTimeoutMs: ms }
+}
+
+/**
+ * Re-reads the decision from the service (the callback body is never
+ * authority) and checks it against the saved binding.
+ */
+export async function verifiedAnswer(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+): Promise<VerifiedAnswer | PusharyDispatchResult> {
+  const decisionId = review.decisionId
+  const decision = await context.client.decisions.get(decisionId)
+  const mismatch = checkWorkflowDecision(review, decision)
+  if (mismatch) return { status: 'mismatch', decisionId, reason: mismatch }
+  if (decision.status === 'pending') return { status: 'pending', decisionId }
+  const resumeData = toResumeData(decision)
+  try {
+    return {
+      answer: answerPusharyQuestion(review.question, resumeData.status, resumeData.answer),
+      resumeData,
+    }
+  } catch (error) {
+    return { status: 'invalid_answer', decisionId, reason: errorMessage(error) }
+  }
+}
+
+/**
+ * An error in this process's own configuration (the workflow is not
+ * registered here, Mastra has no storage) is never a verdict about the
+ * review: checked before any claim, reported as retryable `misconfigured`.
+ */
+export function configurationProblem(context: DispatchContext, review: PusharyReview): string | null {
+  if (review.target === 'agent') return null
+  try {
+    findWorkflow(context.mastra, review.workflowId, review.runId)
+    if (!context.mastra.getStorage()) return 'Mastra has no storage configured in this process'
+    return null
+  } catch (error) {
+    return `this process cannot resume workflow "${review.workflowId}": ${errorMessage(error)}`
+  }
+}
+
+/**
+ * Ends a claimed review and reports it. A failed write leaves the claim
+ * `resuming` (visible as `busy`) and is reported as `persistenceError`
+ * rather than thrown, so the outcome is never lost.
+ */
+export async function endReview(
+  context: DispatchContext,
+  decisionId: string,
+  state: 'stale' | 'uncertain',
+  reason: string,
+): Promise<PusharyDispatchResult> {
+  try {
+    await context.store.finish(decisionId, state, reason)
+    return { status: state, decisionId, reason }
+  } catch (error) {
+    return { status: state, decisionId, reason, persistenceError: errorMessage(error) }
+  }
+}
+
+/** Releases a claim whose resume provably ran nothing; the answer is retried. */
+async function releaseReview(
+  context: DispatchContext,
+  decisionId: string,
+  reason: string,
+): Promise<PusharyDispatchResult> {
+  try {
+    await context.store.finish(decisionId, 'pending', reason)
+    return { status: 'pending', decisionId, reason }
+  } catch (error) {
+    return { status: 'uncertain', decisionId, reason, persistenceError: errorMessage(error) }
+  }
+}
+
+/**
+ * A review whose target finished without the dispatcher (a direct resume
+ * that the step verified against the service): the approval executed, so
+ * the review is recorded `completed` with the reason, never `stale`.
+ */
+export async function completeElsewhere(
+  context: DispatchContext,
+  decisionId: string,
+  reason: string,
+): Promise<PusharyDispatchResult> {
+  try {
+    await context.store.finish(decisionId, 'completed', reason)
+    return { status: 'duplicate', decisionId, reason }
+  } catch (error) {
+    return { status: 'uncertain', decisionId, reason, persistenceError: errorMessage(error) }
+  }
+}
+
+/** Resumes a claimed review's exact target and finishes the review. */
+export async function resumeClaimed(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+  verified: VerifiedAnswer,
+): Promise<PusharyDispatchResult> {
+  const { mastra, store, options } = context
+  const decisionId = review.decisionId
+  let outcome: Awaited<ReturnType<typeof resumePusharyApproval>>
+  try {
+    outcome = await resumePusharyApproval({
+      mastra,
+      workflowId: review.workflowId,
+      runId: review.runId,
+      label: review.resumeLabel,
+      resumeData: verified.resumeData,
+      ...conflictOption(context),
+    })
+  } catch (error) {
+    if (!isPusharyResumeError(error)) return endReview(context, decisionId, 'uncertain', errorMessage(error))
+    // Refused before Mastra ran anything. Find out what became of the target.
+    const snapshot = await loadRunSnapshot(mastra, review.workflowId, review.runId)
+    const progress = snapshot ? approvalProgress(snapshot, review) : 'ended'
+    if (progress === 'completed') {
+      return completeElsewhere(
+        context,
+        decisionId,
+        'the step was resumed outside the dispatcher with this answer',
+      )
+    }
+    if (
+      error.code === 'resume_conflict' ||
+      error.code === 'no_storage' ||
+      error.code === 'unknown_workflow'
+    ) {
+      return releaseReview(context, decisionId, error.message)
+    }
+    return endReview(context, decisionId, 'stale', error.message)
+  }
+  if (outcome.stillSuspended) {
+    // The step suspended itself again (e.g. it could not re-read its
+    // decision): it returned nothing, so nothing after it ran. Retry later.
+    return releaseReview(context, decisionId, 'the step is still suspended after the resume; nothing ran')
+  }
+  try {
+    await store.finish(decisionId, 'completed')
+  } catch (error) {
+    return {
+      status: 'uncertain',
+      decisionId,
+      reason: 'the run resumed but the review could not be finished',
+      persistenceError: errorMessage(error),
+    }
+  }
+  const resumed: PusharyDispatchResult = {
+    status: 'resumed',
+    decisionId,
+    workflowId: review.workflowId,
+    runId: review.runId,
+    answer: verified.answer,
+    runStatus: outcome.result.status,
+  }
+  if (review.parent) {
+    // The child is done whatever happens to its parent; a failure here is
+    // reported, and the next child's settle (or reconcile) retries it.
+    try {
+      resumed.parent = await settleBatchParent({
+        mastra,
+        store,
+        parent: review.parent,
+        ...conflictOption(context),
+      })
+    } catch (error) {
+      resumed.parent = { status: 'failed', reason: errorMessage(error) }
+    }
+  }
+  if (options.onResumed) {
+    try {
+      await options.onResumed({
+        review,
+        answer: verified.answer,
+        runStatus: outcome.result.status,
+        runResult: outcome.result.result,
+      })
+    } catch (error) {
+      resumed.hookError = errorMessage(error)
+    }
+  }
+  return resumed
+}
+
+/** The queue body of `resumeDecision` for a `pending` workflow review. */
+export async function resumePendingReview(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+): Promise<PusharyDispatchResult> {
+  const decisionId = review.decisionId
+  const misconfigured = configurationProblem(context, review)
+  if (misconfigured) return { status: 'misconfigured', decisionId, reason: misconfigured }
+  const verified = await verifiedAnswer(context, review)
+  if ('status' in verified) return verified
+
+  // Mastra persists the snapshot only after the suspending step returns, so
+  // a fast answer can arrive before the run is suspended. Do not claim then.
+  const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
+  if (!snapshot || ['running', 'pending', 'waiting'].includes(snapshot.status)) {
+    return { status: 'not_suspended_yet', decisionId, runStatus: snapshot?.status ?? 'absent' }
+  }
+  const progress = approvalProgress(snapshot, review)
+
+  switch (await context.store.claim(decisionId, review.runId)) {
+    case 'busy':
+      return { status: 'busy', decisionId }
+    case 'settled':
+      return { status: 'duplicate', decisionId }
+    case 'claimed':
+      break
+  }
+  if (progress === 'completed') {
+    return completeElsewhere(
+      context,
+      decisionId,
+      'the step was resumed outside the dispatcher with this answer',
+    )
+  }
+  if (progress !== 'suspended') {
+    return endReview(
+      context,
+      decisionId,
+      'stale',
+      `the run is ${snapshot.status} and no longer waits on this decision`,
+    )
+  }
+  return resumeClaimed(context, review, verified)
+}
