@@ -69,6 +69,15 @@ const optionsSchema = z.object({
 })
 
 /**
+ * Request-context key `dispatcher.recover` sets (to the run ID) when it
+ * restarts a run, so approval steps can tell a recovery restart from a start.
+ *
+ * @example
+ * requestContext.set(PUSHARY_RECOVERY_CONTEXT_KEY, runId)
+ */
+export const PUSHARY_RECOVERY_CONTEXT_KEY = 'pushary.recovery'
+
+/**
  * Options of the workflows this package builds: Mastra's boot-time
  * `restartAllActiveWorkflowRuns()` must never re-drive them, since a restart
  * re-runs the step that was running when the process died (a protected
@@ -101,30 +110,6 @@ export function warnIfAutoRestarted(
     ?.warn(
       `[pushary] workflow "${workflowId}" contains a Pushary approval step but allows Mastra's restartAllActiveWorkflowRuns() to restart its runs: a restart after a crash re-runs the step that was running, so a protected action can run twice. Create it with createWorkflow({ ..., options: { autoRestartActiveRuns: false } }) and recover interrupted approvals with dispatcher.recover(decisionId).`,
     )
-}
-
-/**
- * Whether the persisted run records this approval's foreach item as finished
- * (read straight from storage, as a recovery restart left it).
- */
-async function foreachItemFinished(
-  mastra: Mastra | undefined,
-  binding: { workflowId: string; runId: string; stepId: string; operationId: string },
-): Promise<boolean> {
-  const workflows = await mastra?.getStorage()?.getStore('workflows')
-  const snapshot = await workflows?.loadWorkflowSnapshot({
-    workflowName: binding.workflowId,
-    runId: binding.runId,
-  })
-  const step = (snapshot?.context as Record<string, unknown> | undefined)?.[binding.stepId] as
-    | { payload?: unknown; suspendPayload?: { __workflow_meta?: { foreachOutput?: unknown } } }
-    | undefined
-  const output = step?.suspendPayload?.__workflow_meta?.foreachOutput
-  if (!Array.isArray(step?.payload) || !Array.isArray(output)) return false
-  const index = step.payload.findIndex(
-    (item) => (item as { operationId?: unknown } | null)?.operationId === binding.operationId,
-  )
-  return index >= 0 && (output[index] as { status?: unknown } | undefined)?.status === 'success'
 }
 
 /**
@@ -272,11 +257,15 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       const decisionId = created.decisionId
 
       // A recovery restart re-runs a whole foreach, items already answered
-      // included. An item whose review completed and whose iteration the
-      // persisted run records as finished gets its verified answer back
-      // instead of a second question nobody would resume.
+      // included. Only inside such a restart (marked by `dispatcher.recover`,
+      // never by a fresh start under an old run ID) does an item whose review
+      // completed get its verified answer back instead of a question nobody
+      // would resume.
       const earlier = await store.get(decisionId)
-      if (earlier?.state === 'completed' && (await foreachItemFinished(mastra, binding))) {
+      if (
+        earlier?.state === 'completed' &&
+        requestContext?.get(PUSHARY_RECOVERY_CONTEXT_KEY as never) === runId
+      ) {
         const decision = await client.decisions.get(decisionId)
         if (
           checkWorkflowDecision({ ...binding, decisionId }, decision) === null &&

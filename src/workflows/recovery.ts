@@ -10,7 +10,9 @@
  *   on the same decision and suspends again, and the verified answer is
  *   applied once.
  */
+import { RequestContext } from '@mastra/core/request-context'
 import { z } from 'zod/v4'
+import { PUSHARY_RECOVERY_CONTEXT_KEY } from '../steps/approval-step.js'
 import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/review-schema.js'
 import { approvalProgress } from './approval-progress.js'
 import { resumeBatchParent } from './batch-parent.js'
@@ -36,7 +38,9 @@ const workflowContextSchema = z.object({
 
 async function restartRun(context: DispatchContext, workflowId: string, runId: string) {
   const run = await findWorkflow(context.mastra, workflowId, runId).createRun({ runId })
-  await run.restart()
+  const requestContext = new RequestContext()
+  requestContext.set(PUSHARY_RECOVERY_CONTEXT_KEY, runId)
+  await run.restart({ requestContext })
   return loadRunSnapshot(context.mastra, workflowId, runId)
 }
 

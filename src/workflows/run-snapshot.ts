@@ -23,7 +23,9 @@ export interface ResumableRun {
     forEachIndex?: number
     resumeData: unknown
   }): Promise<{ status: string; result?: unknown; error?: unknown }>
-  restart(): Promise<{ status: string; result?: unknown; error?: unknown }>
+  restart(params?: {
+    requestContext?: unknown
+  }): Promise<{ status: string; result?: unknown; error?: unknown }>
   start(params: {
     inputData: unknown
     requestContext?: unknown

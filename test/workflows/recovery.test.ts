@@ -24,7 +24,7 @@ afterAll(async () => {
 })
 
 /** Trials for the cross-process races; raise with PUSHARY_TRIALS for a longer soak. */
-const TRIALS = Number(process.env.PUSHARY_TRIALS ?? 10)
+const TRIALS = Number(process.env.PUSHARY_TRIALS ?? 5)
 
 type RunView = { status: string; result?: unknown }
 type Workflow = {
