@@ -287,6 +287,9 @@ export async function settleSuspendedBatches(input: {
   const perPage = input.limit ?? 100
   const workflows = Object.values(input.mastra.listWorkflows()) as unknown as ListableWorkflow[]
   for (const workflow of workflows) {
+    // Collect every suspended batch parent first: settling one moves it out
+    // of `suspended`, which would shift the pages still to be read.
+    const parents: BatchParentRef[] = []
     for (let page = 0; ; page++) {
       const { runs } = await workflow.listWorkflowRuns({ status: 'suspended', perPage, page })
       for (const run of runs) {
@@ -296,23 +299,24 @@ export async function settleSuspendedBatches(input: {
         )?.context
         for (const [stepId, step] of Object.entries(context ?? {})) {
           if (
-            step?.status !== 'suspended' ||
-            !pusharyBatchSuspendSchema.safeParse(step.suspendPayload).success
-          )
-            continue
-          outcomes.push(
-            await settleBatchParent({
-              mastra: input.mastra,
-              store: input.store,
-              parent: { workflowId: workflow.id, runId: run.runId, stepId },
-              ...(input.conflictTimeoutMs === undefined
-                ? {}
-                : { conflictTimeoutMs: input.conflictTimeoutMs }),
-            }),
-          )
+            step?.status === 'suspended' &&
+            pusharyBatchSuspendSchema.safeParse(step.suspendPayload).success
+          ) {
+            parents.push({ workflowId: workflow.id, runId: run.runId, stepId })
+          }
         }
       }
       if (runs.length < perPage) break
+    }
+    for (const parent of parents) {
+      outcomes.push(
+        await settleBatchParent({
+          mastra: input.mastra,
+          store: input.store,
+          parent,
+          ...(input.conflictTimeoutMs === undefined ? {} : { conflictTimeoutMs: input.conflictTimeoutMs }),
+        }),
+      )
     }
   }
   return outcomes
