@@ -324,3 +324,53 @@ describe('what a review records', () => {
     expect((await listEffects(env.dir)).filter((effect) => effect.key === op)).toHaveLength(1)
   })
 })
+
+describe("Mastra's boot-time restart", () => {
+  it('is opted out of by every workflow the package builds', async () => {
+    const {
+      createPusharyApprovalWorkflow,
+      createPusharyForeachApprovalWorkflow,
+      createPusharyBatchApprovalWorkflow,
+    } = await import('../../src/workflows/approval-workflows.js')
+    const config = { client: env.client, store: app.store }
+    for (const built of [
+      createPusharyApprovalWorkflow(config, { workflowId: 'opt-out-single' }),
+      createPusharyForeachApprovalWorkflow(config, { workflowId: 'opt-out-foreach' }),
+      createPusharyBatchApprovalWorkflow({ workflowId: 'opt-out-batch', childWorkflowId: 'opt-out-single' }),
+    ]) {
+      expect(
+        (built as unknown as { options: { autoRestartActiveRuns?: boolean } }).options.autoRestartActiveRuns,
+      ).toBe(false)
+    }
+  })
+
+  it('is named in a warning, with the fix, for a workflow with an approval step that does not opt out', async () => {
+    const { Mastra } = await import('@mastra/core/mastra')
+    const { ConsoleLogger } = await import('@mastra/core/logger')
+    const { createWorkflow } = await import('@mastra/core/workflows')
+    const { pusharyApprovalStep } = await import('../../src/steps/approval-step.js')
+    const { pusharyApprovalStepInputSchema } = await import('../../src/steps/approval-schemas.js')
+    const { z } = await import('zod/v4')
+    const warnings: string[] = []
+    class Capture extends ConsoleLogger {
+      override warn(message: string): void {
+        warnings.push(message)
+      }
+    }
+    const unsafe = createWorkflow({
+      id: 'unsafe-restart',
+      inputSchema: pusharyApprovalStepInputSchema,
+      outputSchema: z.unknown(),
+    })
+      .then(pusharyApprovalStep({ client: env.client, store: app.store }, { externalId: 'customer_1' }))
+      .commit()
+    const mastra = new Mastra({
+      storage: app.mastra.getStorage(),
+      workflows: { unsafe },
+      logger: new Capture(),
+    })
+    const run = await (mastra.getWorkflowById('unsafe-restart' as never) as unknown as Workflow).createRun()
+    await run.start({ inputData: { operationId: `warn-${randomUUID()}`, question: 'Refund?' } })
+    expect(warnings.join('\n')).toMatch(/unsafe-restart.*autoRestartActiveRuns: false/s)
+  })
+})
