@@ -318,7 +318,7 @@ describe('dispatcher hook', () => {
 })
 
 describe('crash recovery', () => {
-  it('re-applies the verified answer after a process dies mid-resume, running the refund once', async () => {
+  it('never restarts a run that died inside the protected step: the review ends uncertain for the operator', async () => {
     const before = await countEffects(env.dir, 'refund')
     const { runId, decisionId } = await startSingle({
       operationId: 'refund:o-crash',
@@ -334,16 +334,19 @@ describe('crash recovery', () => {
     expect((await app.store.get(decisionId))?.state).toBe('resuming')
     expect((await runState('refund-single', runId)).status).toBe('running')
     expect((await app.dispatcher.resumeDecision(decisionId)).status).toBe('busy')
-    expect(await countEffects(env.dir, 'refund')).toBe(before)
 
+    // The approval had returned, so the refund may have run: recovery refuses to guess.
     const recovered = await app.dispatcher.recover(decisionId)
-    expect(recovered.status).toBe('resumed')
-    expect((await runState('refund-single', runId)).result).toEqual({
-      refunded: true,
-      operationId: 'refund:o-crash',
+    expect(recovered).toMatchObject({
+      status: 'uncertain',
+      reason: expect.stringMatching(/approval step completed/),
     })
-    expect((await app.store.get(decisionId))?.state).toBe('completed')
-    expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
-    expect((await app.dispatcher.recover(decisionId)).status).toBe('duplicate')
+    expect((await runState('refund-single', runId)).status).toBe('running')
+    expect((await app.store.get(decisionId))?.state).toBe('uncertain')
+    expect(await countEffects(env.dir, 'refund')).toBe(before)
+    // The operator checks the business system (no refund receipt) and closes it.
+    await app.store.recover(decisionId, 'stale', 'no refund receipt for o-crash; run cancelled')
+    expect((await app.dispatcher.recover(decisionId)).status).toBe('stale')
+    expect(await countEffects(env.dir, 'refund')).toBe(before)
   })
 })
