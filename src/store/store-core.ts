@@ -11,15 +11,12 @@ import {
   type ReviewEventType,
   type ReviewState,
 } from '../machines/review-lifecycle.js'
-import { canonicalJson, idSchema } from '../pushary/identity.js'
+import { idSchema } from '../pushary/identity.js'
 import {
-  type PusharyReview,
   pusharyReviewSchema,
   type ReviewReceipt,
-  type ReviewTransition,
   reviewReceiptSchema,
   reviewStateSchema,
-  reviewTransitionSchema,
 } from './review-schema.js'
 import type {
   PusharyReviewStore,
@@ -28,6 +25,7 @@ import type {
   ReviewRecoveryOutcome,
 } from './review-store.js'
 import { PusharyStoreError } from './store-error.js'
+import { bindingOf, firstDifference, laterThan, parseRow, parseTransition } from './store-rows.js'
 
 /** A review row as stored: the canonical binding JSON plus the live state. */
 export interface StoredReviewRow {
@@ -115,50 +113,6 @@ function checked<T>(schema: z.ZodType<T>, value: unknown, operation: string, fie
   const parsed = schema.safeParse(value)
   if (parsed.success) return parsed.data
   throw PusharyStoreError.fromZod(parsed.error, { operation, code: 'invalid_argument', fieldPrefix: field })
-}
-
-/** The binding is everything but `state`, in canonical JSON so equal bindings compare equal byte for byte. */
-function bindingOf(review: PusharyReview): string {
-  const { state: _state, ...binding } = review
-  return canonicalJson(binding)
-}
-
-/** The first top-level field where two bindings differ, to name it in the conflict error. */
-function firstDifference(stored: string, incoming: string): string {
-  const a = JSON.parse(stored) as Record<string, unknown>
-  const b = JSON.parse(incoming) as Record<string, unknown>
-  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()
-  return keys.find((key) => canonicalJson(a[key] ?? null) !== canonicalJson(b[key] ?? null)) ?? ''
-}
-
-function parseRow(row: StoredReviewRow, operation: string): PusharyReview {
-  let payload: unknown
-  try {
-    payload = { ...(JSON.parse(row.binding) as object), state: row.state }
-  } catch (cause) {
-    throw new PusharyStoreError({
-      code: 'corrupt_record',
-      operation,
-      field: 'binding',
-      message: `stored binding of decision ${JSON.stringify(row.decisionId)} is not JSON`,
-      cause,
-    })
-  }
-  const parsed = pusharyReviewSchema.safeParse(payload)
-  if (parsed.success) return parsed.data
-  throw PusharyStoreError.fromZod(parsed.error, { operation, code: 'corrupt_record' })
-}
-
-function parseTransition(row: StoredTransitionRow): ReviewTransition {
-  const parsed = reviewTransitionSchema.safeParse(row)
-  if (parsed.success) return parsed.data
-  throw PusharyStoreError.fromZod(parsed.error, { operation: 'history', code: 'corrupt_record' })
-}
-
-/** `now`, moved just past `previous` when the clock has not advanced, so every claim version differs. */
-function laterThan(previous: string, now: string): string {
-  if (now > previous) return now
-  return new Date(Date.parse(previous) + 1).toISOString()
 }
 
 /** Database errors that are not ours become `storage_failed`; ours pass through. */

@@ -1,0 +1,57 @@
+/**
+ * Conversions between stored rows and validated records, shared by every
+ * store through `store-core.ts`.
+ */
+import { canonicalJson } from '../pushary/identity.js'
+import {
+  type PusharyReview,
+  pusharyReviewSchema,
+  type ReviewTransition,
+  reviewTransitionSchema,
+} from './review-schema.js'
+import type { StoredReviewRow, StoredTransitionRow } from './store-core.js'
+import { PusharyStoreError } from './store-error.js'
+
+/** The binding is everything but `state`, in canonical JSON so equal bindings compare equal byte for byte. */
+export function bindingOf(review: PusharyReview): string {
+  const { state: _state, ...binding } = review
+  return canonicalJson(binding)
+}
+
+/** The first top-level field where two bindings differ, to name it in the conflict error. */
+export function firstDifference(stored: string, incoming: string): string {
+  const a = JSON.parse(stored) as Record<string, unknown>
+  const b = JSON.parse(incoming) as Record<string, unknown>
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()
+  return keys.find((key) => canonicalJson(a[key] ?? null) !== canonicalJson(b[key] ?? null)) ?? ''
+}
+
+export function parseRow(row: StoredReviewRow, operation: string): PusharyReview {
+  let payload: unknown
+  try {
+    payload = { ...(JSON.parse(row.binding) as object), state: row.state }
+  } catch (cause) {
+    throw new PusharyStoreError({
+      code: 'corrupt_record',
+      operation,
+      field: 'binding',
+      message: `stored binding of decision ${JSON.stringify(row.decisionId)} is not JSON`,
+      cause,
+    })
+  }
+  const parsed = pusharyReviewSchema.safeParse(payload)
+  if (parsed.success) return parsed.data
+  throw PusharyStoreError.fromZod(parsed.error, { operation, code: 'corrupt_record' })
+}
+
+export function parseTransition(row: StoredTransitionRow): ReviewTransition {
+  const parsed = reviewTransitionSchema.safeParse(row)
+  if (parsed.success) return parsed.data
+  throw PusharyStoreError.fromZod(parsed.error, { operation: 'history', code: 'corrupt_record' })
+}
+
+/** `now`, moved just past `previous` when the clock has not advanced, so every claim version differs. */
+export function laterThan(previous: string, now: string): string {
+  if (now > previous) return now
+  return new Date(Date.parse(previous) + 1).toISOString()
+}
