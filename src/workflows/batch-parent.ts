@@ -115,10 +115,42 @@ export async function readBatchChild(
     if (parsed.success) return { state: 'settled', answer: parsed.data }
     return { state: 'failed', reason: 'the child run finished without an answer' }
   }
-  if (snapshot.status === 'failed' || snapshot.status === 'canceled' || snapshot.status === 'tripwire') {
+  if (snapshot.status === 'canceled') {
+    // A canceled item (its review went stale, or an operator canceled it) is
+    // settled as not approved: fail closed, and the other items go on.
+    return { state: 'settled', answer: { status: 'cancelled', value: null, approved: false } }
+  }
+  if (snapshot.status === 'failed' || snapshot.status === 'tripwire') {
     return { state: 'failed', reason: `the child run is ${snapshot.status}` }
   }
   return { state: 'open' }
+}
+
+/**
+ * A child whose review ended `stale` never resumes, so its run would keep
+ * the parent waiting forever: cancel it (only while it is still suspended),
+ * which settles the item as not approved. `true` when the child is now ended.
+ */
+async function endStaleChild(
+  mastra: Mastra,
+  store: PusharyReviewStore,
+  childWorkflowId: string,
+  childRunId: string,
+): Promise<boolean> {
+  const snapshot = await loadRunSnapshot(mastra, childWorkflowId, childRunId)
+  if (snapshot?.status !== 'suspended') return false
+  for (const label of Object.keys(snapshot.resumeLabels)) {
+    const review = await store.get(label).catch(() => null)
+    if (review?.state !== 'stale') continue
+    const workflows = await mastra.getStorage()?.getStore('workflows')
+    await workflows?.updateWorkflowState({
+      workflowName: childWorkflowId,
+      runId: childRunId,
+      opts: { status: 'canceled', expectedStatus: 'suspended' } as never,
+    })
+    return (await loadRunSnapshot(mastra, childWorkflowId, childRunId))?.status === 'canceled'
+  }
+  return false
 }
 
 /**
@@ -185,7 +217,9 @@ export async function settleBatchParent(input: {
     const item = batch.items[index]
     const childRunId = batchChildRunId(parent, index, item)
     const child = await readBatchChild(mastra, batch.childWorkflowId, childRunId, item)
-    if (child.state === 'open') return { ...where, status: 'waiting', openIndex: index }
+    if (child.state === 'open' && !(await endStaleChild(mastra, store, batch.childWorkflowId, childRunId))) {
+      return { ...where, status: 'waiting', openIndex: index }
+    }
   }
 
   const reviewId = batchParentReviewId(parent)

@@ -39,7 +39,14 @@ export type PusharyDispatchResult =
   | { status: 'unsupported'; decisionId: string; reason: string }
   | { status: 'mismatch'; decisionId: string; reason: string }
   | { status: 'invalid_answer'; decisionId: string; reason: string }
-  | { status: 'stale'; decisionId: string; reason: string; persistenceError?: string }
+  | {
+      status: 'stale'
+      decisionId: string
+      reason: string
+      persistenceError?: string
+      /** For a multi-item child: the parent settled with this item not approved. */
+      parent?: PusharyParentOutcome
+    }
   | { status: 'uncertain'; decisionId: string; reason: string; persistenceError?: string }
 
 /**

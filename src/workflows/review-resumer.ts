@@ -105,6 +105,31 @@ export async function endReview(
   }
 }
 
+/**
+ * Ends a claimed review `stale`; for a multi-item child, also settles its
+ * parent (the stale item counts as not approved), so the parent never waits
+ * on an item that will never resume.
+ */
+async function endStale(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+  reason: string,
+): Promise<PusharyDispatchResult> {
+  const result = await endReview(context, review.decisionId, 'stale', reason)
+  if (result.status !== 'stale' || !review.parent || result.persistenceError) return result
+  try {
+    const parent = await settleBatchParent({
+      mastra: context.mastra,
+      store: context.store,
+      parent: review.parent,
+      ...conflictOption(context),
+    })
+    return { ...result, parent }
+  } catch (error) {
+    return { ...result, parent: { status: 'failed', reason: errorMessage(error) } }
+  }
+}
+
 /** Releases a claim whose resume provably ran nothing; the answer is retried. */
 async function releaseReview(
   context: DispatchContext,
@@ -174,7 +199,7 @@ export async function resumeClaimed(
     ) {
       return releaseReview(context, decisionId, error.message)
     }
-    return endReview(context, decisionId, 'stale', error.message)
+    return endStale(context, review, error.message)
   }
   if (outcome.stillSuspended) {
     // The step suspended itself again (e.g. it could not re-read its

@@ -136,6 +136,31 @@ describe('the parent resume is claimed like any review', () => {
   })
 })
 
+describe('a batch item whose review went stale', () => {
+  it('settles the parent without an operator, that item not approved', async () => {
+    const tag = randomUUID()
+    const items = [0, 1].map((index) => ({
+      operationId: `stale-${tag}-${index}`,
+      question: `Refund ${index}?`,
+    }))
+    const run = await workflow('refund-batch').createRun()
+    expect((await run.start({ inputData: items })).status).toBe('suspended')
+    const [first, second] = await childrenOf(run.runId)
+    await env.client.decisions.answer(first?.decisionId as string, 'yes')
+    await env.client.decisions.answer(second?.decisionId as string, 'yes')
+    expect((await app.dispatcher.resumeDecision(first?.decisionId as string)).status).toBe('resumed')
+    // The second item's review ends stale (its business action changed) and never resumes.
+    expect(await app.store.claim(second?.decisionId as string, second?.runId as string)).toBe('claimed')
+    await app.store.finish(second?.decisionId as string, 'stale', 'the order changed since the question')
+    expect((await workflow('refund-batch').getWorkflowRunById(run.runId))?.status).toBe('suspended')
+
+    const report = await app.dispatcher.reconcile({ limit: 1000 })
+    expect(report.parents).toContainEqual(expect.objectContaining({ runId: run.runId, status: 'resumed' }))
+    expect((await workflow('refund-batch').getWorkflowRunById(run.runId))?.status).toBe('success')
+    expect((await effectsTagged(tag)).map((effect) => effect.key)).toEqual([`stale-${tag}-0`])
+  })
+})
+
 describe('reconcile pages through everything', () => {
   it('reaches an answered review behind more than `limit` pending reviews it does not resume', async () => {
     const runId = randomUUID()
