@@ -86,6 +86,32 @@ export const PUSHARY_RECOVERY_CONTEXT_KEY = 'pushary.recovery'
 export const PACKAGE_WORKFLOW_OPTIONS: { autoRestartActiveRuns: false } = { autoRestartActiveRuns: false }
 
 /**
+ * Refuses, before anything is asked, to run where no answer could ever
+ * resume it: Mastra runs a nested workflow used as a step under the nested
+ * workflow's ID and the outer run's ID, which is registered nowhere, so a
+ * question asked there could never be resumed.
+ */
+function refuseUnresumable(mastra: Mastra | undefined, workflowId: string): void {
+  if (!mastra) return
+  for (const lookup of [
+    () => mastra.getWorkflowById(workflowId as never),
+    () => mastra.getWorkflow(workflowId as never),
+  ]) {
+    try {
+      if (lookup()) return
+    } catch {
+      // try the next lookup
+    }
+  }
+  throw new PusharyValidationError({
+    code: 'invalid_decision_input',
+    operation: 'pusharyApprovalStep',
+    field: 'workflowId',
+    message: `workflow "${workflowId}" is not registered on Mastra, so an answer could never resume it; put the approval step at the top level of a registered workflow (or directly inside its .foreach), not inside a nested workflow used as a step`,
+  })
+}
+
+/**
  * Logs once per workflow when a workflow containing an approval step lets
  * Mastra's boot-time restart re-drive its runs, and says what to do.
  */
@@ -234,6 +260,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         }
       }
 
+      refuseUnresumable(mastra, workflowId)
       warnIfAutoRestarted(mastra, workflowId, warned)
       const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
       const parent = parentRaw === undefined ? undefined : pusharyReviewParentSchema.parse(parentRaw)

@@ -140,6 +140,41 @@ describe('pusharyApprovalStep options', () => {
     expect(requests).toBe(0)
     expect(await store.listByState('pending', { limit: 10 })).toEqual([])
   })
+
+  it('refuses to ask from inside a nested workflow used as a step, before any request or write', async () => {
+    const inner = createWorkflow({
+      id: 'nested-inner',
+      inputSchema: pusharyApprovalStepInputSchema,
+      outputSchema: pusharyAnswerSchema,
+    })
+      .then(pusharyApprovalStep({ client: client(), store }, { externalId: 'customer_1' }))
+      .commit()
+    const outer = createWorkflow({
+      id: 'nested-outer',
+      inputSchema: pusharyApprovalStepInputSchema,
+      outputSchema: pusharyAnswerSchema,
+    })
+      .then(inner)
+      .commit()
+    const mastra = new Mastra({
+      storage: new LibSQLStore({ id: 'nested', url: `file:${join(dir, 'nested.db')}` }),
+      workflows: { outer },
+      logger: false,
+    })
+    const before = requests
+    const run = await mastra.getWorkflow('outer').createRun()
+    const result = await run.start({
+      inputData: { operationId: 'op-n', question: 'Refund?', type: 'confirm' },
+    })
+    expect(result.status).toBe('failed')
+    expect((result as { error?: { message?: string } }).error?.message).toMatch(
+      /nested-inner.*not registered/,
+    )
+    expect(requests).toBe(before)
+    expect((await store.listByState('pending', { limit: 100 })).filter((r) => r.runId === run.runId)).toEqual(
+      [],
+    )
+  })
 })
 
 describe('gate decisions', () => {
