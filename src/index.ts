@@ -13,6 +13,7 @@ export type {
   PusharyClientOptions,
 } from './pushary/client.js'
 export { PUSHARY_DEFAULT_BASE_URL } from './pushary/client-config.js'
+export type { PusharyConfig } from './pushary/config.js'
 export type { PusharyFetch } from './pushary/http.js'
 export {
   isPusharyApiError,
@@ -193,3 +194,8 @@ export type { PusharyResumeOutcome, PusharyResumeRequest } from './workflows/res
 export { isPusharyResumeError, PusharyResumeError } from './workflows/resume-error.js'
 export type { PusharyResumeErrorCode } from './workflows/resume-error.js'
 export { pusharyCallbackRoute } from './workflows/callback-route.js'
+
+// Agent approvals (src/agents)
+export { connect } from './agents/connect.js'
+export { createPusharyAskTool, pusharyAskToolOutputSchema } from './agents/ask-tool.js'
+export type { PusharyAskToolOptions, PusharyAskToolOutput } from './agents/ask-tool.js'

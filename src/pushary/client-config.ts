@@ -105,13 +105,14 @@ export function resolveApiKey(value: string | undefined): string {
 
 /**
  * The base URL without a trailing slash; must end with `/api/v1/server`.
+ * Defaults to `PUSHARY_BASE_URL`, else the hosted API.
  *
  * @example
  * resolveBaseUrl('http://127.0.0.1:4100/api/v1/server/') // 'http://127.0.0.1:4100/api/v1/server'
  */
 export function resolveBaseUrl(value: string | undefined): string {
   const operation = 'createPusharyClient'
-  const raw = (value ?? PUSHARY_DEFAULT_BASE_URL).replace(/\/+$/, '')
+  const raw = (value ?? (process.env.PUSHARY_BASE_URL || PUSHARY_DEFAULT_BASE_URL)).replace(/\/+$/, '')
   let url: URL
   try {
     url = new URL(raw)

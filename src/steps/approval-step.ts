@@ -1,7 +1,8 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { createStep } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
-import { createPusharyClient, type PusharyClient } from '../pushary/client.js'
+import type { PusharyClient } from '../pushary/client.js'
+import { type PusharyConfig, resolvePusharyClient as resolveConfigClient } from '../pushary/config.js'
 import type { Decision } from '../pushary/decision-schemas.js'
 import { isPusharyValidationError, PusharyValidationError } from '../pushary/errors.js'
 import { externalIdSchema, fingerprintPusharyAction, idSchema, parseExternalId } from '../pushary/identity.js'
@@ -19,15 +20,14 @@ import { checkWorkflowDecision, workflowApprovalKey, workflowBindingContext } fr
 
 /**
  * Collaborators of the approval step: a Pushary client (or the credentials to
- * build one, once, in the factory) and the review store that records the
- * binding the dispatcher later resumes from.
+ * build one, once, in the factory) and, optionally, the review store that
+ * records the binding the dispatcher later resumes from. Without a store the
+ * caller resumes the step's label (the decision ID) itself.
  *
  * @example
  * const config: PusharyStepConfig = { client: createPusharyClient(), store }
  */
-export type PusharyStepConfig =
-  | { client: PusharyClient; store: PusharyReviewStore }
-  | { client?: undefined; apiKey?: string; baseUrl?: string; store: PusharyReviewStore }
+export type PusharyStepConfig = PusharyConfig & { store?: PusharyReviewStore | undefined }
 
 /**
  * Options of {@link pusharyApprovalStep}; validated in the factory, before any
@@ -146,8 +146,7 @@ export function warnIfAutoRestarted(
  * const client = resolvePusharyClient({ store, apiKey: process.env.PUSHARY_API_KEY })
  */
 export function resolvePusharyClient(config: PusharyStepConfig): PusharyClient {
-  if (config.client) return config.client
-  return createPusharyClient({ apiKey: config.apiKey, baseUrl: config.baseUrl })
+  return resolveConfigClient(config, 'pusharyApprovalStep')
 }
 
 /**
@@ -156,8 +155,8 @@ export function resolvePusharyClient(config: PusharyStepConfig): PusharyClient {
  *
  * First pass: creates the decision (idempotency key from run, step, customer,
  * `operationId` and the question fingerprint), saves the review binding
- * (`pending`), then suspends with `{ decisionId, correlationId }` under the
- * resume label `decisionId`. Resume pass: returns `{ status, value, approved }`;
+ * (`pending`) when a store is configured, then suspends with
+ * `{ decisionId, correlationId }` under the resume label `decisionId`. Resume pass: returns `{ status, value, approved }`;
  * only a confirm answered `yes` approves. An answer that does not fit the
  * question (a confirm that is neither yes nor no) keeps the step suspended.
  *
@@ -182,16 +181,10 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
     })
   }
   const options = parsed.data
-  if (!config || typeof config !== 'object' || !config.store) {
-    throw new PusharyValidationError({
-      code: 'invalid_decision_input',
-      operation: 'pusharyApprovalStep',
-      field: 'config.store',
-      message: 'a review store is required',
-    })
-  }
-  const store = config.store
   const client = resolvePusharyClient(config)
+  // Optional: without a store nothing is saved and the caller resumes the
+  // label itself; the resume pass still verifies against the service.
+  const store = config.store
   const stepId = options.id
   const warned = new Set<string>()
 
@@ -322,7 +315,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         correlationId: decisionId,
         state: 'pending',
       }
-      await store.save(review)
+      if (store) await store.save(review)
       return suspend({ decisionId, correlationId: decisionId }, { resumeLabel: decisionId })
     },
   })

@@ -74,10 +74,8 @@ describe('pusharyApprovalStep options', () => {
       },
     )
     expect(
-      validationError(() =>
-        pusharyApprovalStep({ client: client() } as unknown as { client: never; store: never }),
-      ),
-    ).toMatchObject({ field: 'config.store' })
+      validationError(() => pusharyApprovalStep(undefined as unknown as { client: never })),
+    ).toMatchObject({ code: 'invalid_options', field: 'config' })
     expect(validationError(() => pusharyGate({ id: ' ' }))).toMatchObject({ code: 'invalid_identifier' })
     expect(requests).toBe(0)
   })

@@ -1,0 +1,146 @@
+import { createTool } from '@mastra/core/tools'
+import { z } from 'zod/v4'
+import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
+import { PusharyValidationError } from '../pushary/errors.js'
+import { externalIdSchema, idSchema } from '../pushary/identity.js'
+import { PUSHARY_LIMITS } from '../pushary/limits.js'
+import {
+  answerPusharyQuestion,
+  decisionStatusSchema,
+  type PusharyQuestion,
+  pusharyQuestionSchema,
+} from '../pushary/question.js'
+
+/**
+ * Options of {@link createPusharyAskTool}. The customer is bound here, by
+ * trusted application code; the model never chooses whom to ask.
+ *
+ * @example
+ * const opts: PusharyAskToolOptions = { externalId: customer.id, timeoutMs: 120_000 }
+ */
+export interface PusharyAskToolOptions {
+  /** The person asked, from your authenticated session. */
+  externalId: string
+  /** Tool id; default `'ask-human'`. */
+  id?: string
+  description?: string
+  /** How long the tool waits for the answer; default 55 000 ms. Unanswered means not approved. */
+  timeoutMs?: number
+  expiresInSeconds?: number
+  requireReachable?: boolean
+  agentName?: string
+}
+
+/**
+ * What the blocking ask tool returns to the model. `approved` is true only for
+ * a confirm question answered `yes`; a choice or typed text is `value`, never
+ * permission. `status` is `pending` when the local wait ended unanswered.
+ *
+ * @example
+ * pusharyAskToolOutputSchema.parse({ approved: false, value: null, status: 'expired' })
+ */
+export const pusharyAskToolOutputSchema = z.object({
+  approved: z.boolean(),
+  value: z.string().nullable(),
+  status: decisionStatusSchema,
+})
+
+/** @example const out: PusharyAskToolOutput = { approved: true, value: 'yes', status: 'answered' } */
+export type PusharyAskToolOutput = z.infer<typeof pusharyAskToolOutputSchema>
+
+const DEFAULT_DESCRIPTION =
+  'Ask the customer on their phone: yes/no (type confirm), a choice (type select with options), or a ' +
+  'written answer (type input). Blocks until they reply. Only a confirm answered yes is approval.'
+
+const optionsSchema = z.object({
+  externalId: externalIdSchema,
+  id: idSchema.max(200).default('ask-human'),
+  description: z.string().min(1).max(2000).optional(),
+  timeoutMs: z.number().int().min(0).max(3_600_000).optional(),
+  expiresInSeconds: z.number().int().min(1).max(2_592_000).optional(),
+  requireReachable: z.boolean().optional(),
+  agentName: z.string().trim().min(1).max(PUSHARY_LIMITS.agentNameMax).optional(),
+})
+
+/**
+ * Fail closed: only a well-formed confirm `yes` approves. An answer that does
+ * not fit the question is reported as given but never approves.
+ */
+function toOutput(
+  question: PusharyQuestion,
+  status: PusharyAskToolOutput['status'],
+  value: string | null,
+): PusharyAskToolOutput {
+  if (status === 'pending') return { approved: false, value: null, status }
+  try {
+    return { ...answerPusharyQuestion(question, status, value) }
+  } catch {
+    return { approved: false, value: status === 'answered' ? value : null, status }
+  }
+}
+
+/**
+ * A Mastra tool that asks the bound customer one question (confirm, select or
+ * input) and blocks until they answer or the local wait ends. Returns
+ * `{ approved, value, status }`. The model cannot force approval before
+ * another tool with it: protect actions with Mastra's `requireApproval`.
+ *
+ * @example
+ * const agent = new Agent({
+ *   id: 'support', name: 'Support', instructions: 'Ask before refunds.', model,
+ *   tools: { askHuman: createPusharyAskTool(config, { externalId: customer.id }) },
+ * })
+ */
+export function createPusharyAskTool(config: PusharyConfig, opts: PusharyAskToolOptions) {
+  const parsed = optionsSchema.safeParse(opts)
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]?.path[0]
+    throw PusharyValidationError.fromZod(parsed.error, {
+      operation: 'createPusharyAskTool',
+      code: first === 'externalId' ? 'invalid_external_id' : 'invalid_options',
+      fieldPrefix: 'opts',
+    })
+  }
+  const options = parsed.data
+  const client = resolvePusharyClient(config, 'createPusharyAskTool')
+
+  return createTool({
+    id: options.id,
+    description: options.description ?? DEFAULT_DESCRIPTION,
+    inputSchema: pusharyQuestionSchema,
+    outputSchema: pusharyAskToolOutputSchema,
+    // Mastra reads an object with a `value` key as an already-wrapped result
+    // and would show the model only the value; wrap it so the model also
+    // sees `approved` and `status`.
+    toModelOutput: (output) => ({ type: 'json', value: output }),
+    execute: async (input) => {
+      const question = pusharyQuestionSchema.parse(input)
+      const result = await client.decisions.ask({
+        question: question.question,
+        type: question.type,
+        ...(question.options ? { options: question.options } : {}),
+        // Bound at construction: anything the model put in its arguments is ignored.
+        externalId: options.externalId,
+        toolName: options.id,
+        ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+        ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds }),
+        ...(options.requireReachable === undefined ? {} : { requireReachable: options.requireReachable }),
+        ...(options.agentName === undefined ? {} : { agentName: options.agentName }),
+      })
+      if (result.status === 'pending') {
+        // Nobody is waiting any more: withdraw the question so a late "yes"
+        // cannot look like consent to anything. Best effort; the result is
+        // not approved either way.
+        try {
+          await client.decisions.cancel(result.decisionId)
+          // Re-read: the person may have answered just before the cancel landed.
+          const latest = await client.decisions.get(result.decisionId)
+          return toOutput(question, latest.status, latest.value)
+        } catch {
+          // The tool still reports "not approved".
+        }
+      }
+      return toOutput(question, result.status, result.value)
+    },
+  })
+}
