@@ -199,3 +199,29 @@ export { pusharyCallbackRoute } from './workflows/callback-route.js'
 export { connect } from './agents/connect.js'
 export { createPusharyAskTool, pusharyAskToolOutputSchema } from './agents/ask-tool.js'
 export type { PusharyAskToolOptions, PusharyAskToolOutput } from './agents/ask-tool.js'
+export { createPusharyDeferredAskTool } from './agents/deferred-ask-tool.js'
+export type { PusharyDeferredAskToolOptions } from './agents/deferred-ask-tool.js'
+export { openPusharyAgentReview } from './agents/open-review.js'
+export type { PusharyAgentReviewTarget } from './agents/open-review.js'
+export { resumePusharyAgentReview } from './agents/resume-review.js'
+export type { PusharyAgentResumeTarget } from './agents/resume-review.js'
+export { resolvePusharyApprovals } from './agents/resolve-approvals.js'
+export type {
+  PusharyApprovalConfig,
+  PusharyApprovalOutcome,
+  PusharyApprovalTarget,
+  PusharyPendingApproval,
+  PusharyResolvedApproval,
+} from './agents/resolve-approvals.js'
+export type { PusharyReviewSubject } from './agents/review-subject.js'
+export type { PusharyAgentReviewStore } from './store/agent-review-store.js'
+export type { PusharyAgentResumeOutcome } from './workflows/agent-review-resume.js'
+export type {
+  PusharyApprovableAgent,
+  PusharyResumableAgent,
+  PusharySuspendedAgentRun,
+  PusharySuspendedToolCall,
+} from './workflows/agent-shapes.js'
+export type { PusharyAgentReviewBinding } from './workflows/agent-binding.js'
+export { pusharyQuestionSuspendSchema } from './workflows/question-suspension.js'
+export type { PusharyQuestionSuspend } from './workflows/question-suspension.js'

@@ -32,6 +32,7 @@ export type PusharyValidationCode =
   | 'invalid_options'
   | 'invalid_response'
   | 'invalid_idempotency_key'
+  | 'binding_mismatch'
 
 /**
  * The `code` of the client's own (non-API) errors. A {@link PusharyApiError}

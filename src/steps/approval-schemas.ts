@@ -53,6 +53,14 @@ export const pusharyApprovalStepInputSchema = z
     placeholder: z.string().max(PUSHARY_LIMITS.placeholderMax).optional(),
     externalId: externalIdSchema.optional(),
     subject: pusharyApprovalSubjectSchema.optional(),
+    /** Per-run delivery, overriding the step options (the agent review workflow sets it per question). */
+    delivery: z
+      .object({
+        callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
+        expiresInSeconds: z.number().int().min(1).max(2_592_000).optional(),
+        requireReachable: z.boolean().optional(),
+      })
+      .optional(),
   })
   .superRefine(refineOptions)
 /** @example const input: PusharyApprovalStepInput = { operationId: 'op-1', question: 'Ship?', type: 'confirm' } */

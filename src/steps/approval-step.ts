@@ -258,6 +258,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
       const parent = parentRaw === undefined ? undefined : pusharyReviewParentSchema.parse(parentRaw)
       const context = workflowBindingContext(binding)
+      const delivery = { ...options, ...input.delivery }
 
       const created = await client.decisions.create({
         question: question.question,
@@ -268,9 +269,9 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         externalId,
         context,
         idempotencyKey: workflowApprovalKey(binding),
-        ...(options.callbackUrl === undefined ? {} : { callbackUrl: options.callbackUrl }),
-        ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds }),
-        ...(options.requireReachable === undefined ? {} : { requireReachable: options.requireReachable }),
+        ...(delivery.callbackUrl === undefined ? {} : { callbackUrl: delivery.callbackUrl }),
+        ...(delivery.expiresInSeconds === undefined ? {} : { expiresInSeconds: delivery.expiresInSeconds }),
+        ...(delivery.requireReachable === undefined ? {} : { requireReachable: delivery.requireReachable }),
         ...(options.agentName === undefined ? {} : { agentName: options.agentName }),
         ...(options.sandboxOutcome === undefined ? {} : { sandboxOutcome: options.sandboxOutcome }),
       })

@@ -1,0 +1,147 @@
+import type { Mastra } from '@mastra/core/mastra'
+import { z } from 'zod/v4'
+import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
+import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
+import type { PusharyAgentReview } from '../store/review-schema.js'
+import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
+import { normalizeSuspendedCall, type PusharyApprovableAgent } from '../workflows/agent-shapes.js'
+import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
+
+/**
+ * What {@link openPusharyAgentReview} needs: the exact suspended call, the
+ * customer from your authenticated session, the business action version, and
+ * the store your resumers share.
+ *
+ * @example
+ * const target: PusharyAgentReviewTarget = { agent, agentId: 'order-agent', runId, toolCallId, externalId: customer.id,
+ *   actionVersion: order.draftVersion, store }
+ */
+export interface PusharyAgentReviewTarget {
+  agent: PusharyApprovableAgent
+  agentId: string
+  runId: string
+  toolCallId: string
+  externalId: string
+  /** Stable for one validated draft; change it whenever the business action changes. */
+  actionVersion: string
+  store: PusharyAgentReviewStore
+  /** Optional: reconciliation (`resumePusharyAgentReview` from a job) works without a public endpoint. */
+  callbackUrl?: string
+  /** Approval reviews only; a question review asks what the model asked. */
+  question?: string
+  expiresInSeconds?: number
+  requireReachable?: boolean
+  subject?: PusharyReviewSubject
+  /** The agent's Mastra; default `agent.getMastraInstance()`. It needs storage. */
+  mastra?: Mastra
+}
+
+const deliverySchema = z.object({
+  callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
+  expiresInSeconds: z.number().int().min(1).max(2_592_000).optional(),
+  requireReachable: z.boolean().optional(),
+})
+
+function mastraOf(target: PusharyAgentReviewTarget, operation: string): Mastra {
+  const mastra =
+    target.mastra ?? (target.agent as { getMastraInstance?: () => Mastra | undefined }).getMastraInstance?.()
+  if (!mastra) {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation,
+      field: 'agent',
+      message: 'register the agent on a Mastra with storage (or pass target.mastra)',
+    })
+  }
+  return mastra
+}
+
+/**
+ * Opens the phone review of one suspended agent tool call, after Mastra
+ * persisted the suspension (so the snapshot exists before anyone is
+ * notified): a `requireApproval` call becomes a confirm question, a deferred
+ * ask tool's suspension becomes the question the model asked. The review runs
+ * as one run of the package agent review workflow; the binding (agent, run,
+ * call, customer, question, input and subject fingerprints, action version)
+ * is saved as `pending`. Reopening with the same inputs is idempotent; any
+ * change of recipient, question, arguments, subject or version is a new
+ * identity. Bad input is refused with a typed error before any request.
+ *
+ * @example
+ * const review = await openPusharyAgentReview(config, {
+ *   agent, agentId: 'order-agent', runId: run.runId, toolCallId: call.toolCallId!,
+ *   externalId: customer.id, actionVersion: order.draftVersion, store: reviewStore,
+ * })
+ */
+export async function openPusharyAgentReview(
+  config: PusharyConfig,
+  target: PusharyAgentReviewTarget,
+): Promise<PusharyAgentReview> {
+  const operation = 'openPusharyAgentReview'
+  if (!target || typeof target !== 'object') {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation,
+      field: 'target',
+      message: 'target is required',
+    })
+  }
+  const runId = checkedId(target.runId, 'runId', operation)
+  const toolCallId = checkedId(target.toolCallId, 'toolCallId', operation)
+  checkedId(target.agentId, 'agentId', operation)
+  checkedId(target.externalId, 'externalId', operation, true)
+  checkedId(target.actionVersion, 'actionVersion', operation)
+  const delivery = deliverySchema.safeParse({
+    callbackUrl: target.callbackUrl,
+    expiresInSeconds: target.expiresInSeconds,
+    requireReachable: target.requireReachable,
+  })
+  if (!delivery.success) {
+    throw PusharyValidationError.fromZod(delivery.error, {
+      operation,
+      code: 'invalid_options',
+      fieldPrefix: 'target',
+    })
+  }
+  const client = resolvePusharyClient(config, operation)
+  const mastra = mastraOf(target, operation)
+
+  const { runs } = await target.agent.listSuspendedRuns()
+  const run = runs.find((candidate) => candidate.runId === runId)
+  const raw = run?.toolCalls.find((call) => call.toolCallId === toolCallId)
+  if (!run || !raw) {
+    throw new PusharyValidationError({
+      code: 'invalid_identifier',
+      operation,
+      field: 'toolCallId',
+      message: 'the exact agent tool call is not suspended',
+    })
+  }
+  const { binding, stepSubject } = prepareAgentReview({
+    operation,
+    agentId: target.agentId,
+    run,
+    call: normalizeSuspendedCall(raw),
+    externalId: target.externalId,
+    actionVersion: target.actionVersion,
+    question: target.question,
+    subject: target.subject,
+  })
+  const { decisionId } = await startAgentReviewRun({
+    mastra,
+    client,
+    binding,
+    ask: { subject: stepSubject, delivery: delivery.data },
+    operation,
+  })
+  const review: PusharyAgentReview = {
+    target: 'agent',
+    ...binding,
+    decisionId,
+    correlationId: decisionId,
+    state: 'pending',
+  }
+  await target.store.save(review)
+  return review
+}

@@ -1,0 +1,305 @@
+import type { Mastra } from '@mastra/core/mastra'
+import type { PusharyClient } from '../pushary/client.js'
+import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
+import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
+import { resumeAgentReview } from '../workflows/agent-review-resume.js'
+import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
+import {
+  type NormalizedCall,
+  normalizeSuspendedCall,
+  type PusharyResumableAgent,
+  type PusharySuspendedAgentRun,
+} from '../workflows/agent-shapes.js'
+import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
+import { createRunLocalStore } from './run-local-store.js'
+
+/**
+ * One suspended approval handed to the `subject`/`question`/`externalId` resolvers.
+ *
+ * @example
+ * const subject = (pending: PusharyPendingApproval) => ({ toolTarget: `order ${(pending.args as { orderId: string }).orderId}` })
+ */
+export interface PusharyPendingApproval {
+  runId: string
+  threadId?: string | undefined
+  resourceId?: string | undefined
+  toolCallId: string | undefined
+  toolName: string | undefined
+  args: unknown
+}
+
+/**
+ * Configuration of {@link resolvePusharyApprovals}.
+ *
+ * @example
+ * const config: PusharyApprovalConfig = { apiKey, externalId: customer.id, policy: false, maxApprovals: 5 }
+ */
+export interface PusharyApprovalConfig extends PusharyConfig {
+  /** From your authenticated session, never from tool arguments. */
+  externalId: string | ((pending: PusharyPendingApproval) => string)
+  /** `false`: a person must answer even where a workspace policy would allow. Default: ask `/authorize` first. */
+  policy?: boolean
+  subject?: (pending: PusharyPendingApproval) => PusharyReviewSubject
+  question?: (pending: PusharyPendingApproval) => string
+  /** 1–100, default 10. */
+  maxApprovals?: number
+  /** Local wait per approval, default 55 000 ms; an unanswered call is then declined. */
+  timeoutMs?: number
+  expiresInSeconds?: number
+  requireReachable?: boolean
+  /** Shared claim store across processes; without it the review workflow run's own claim guards the resume. */
+  store?: PusharyAgentReviewStore
+  actionVersion?: string
+}
+
+/** @example const target: PusharyApprovalTarget = { agent, runs } */
+export interface PusharyApprovalTarget {
+  agent: PusharyResumableAgent
+  runs?: PusharySuspendedAgentRun[]
+  threadId?: string
+  resourceId?: string
+  /** `true` returns each resumed generation as the native (settled, replayable) stream. */
+  stream?: boolean
+  mastra?: Mastra
+}
+
+/** @example for (const review of outcome.resolved) if (review.output) await save(review.output) */
+export interface PusharyResolvedApproval<TOutput = unknown> {
+  runId: string
+  toolName?: string | undefined
+  toolCallId?: string | undefined
+  approved: boolean
+  reason?: string
+  output?: TOutput
+  reviewError?: string
+  resumeError?: string
+  discoveryError?: string
+}
+
+/** @example if (!outcome.allApproved) await handlePendingRuns(outcome.pending) */
+export interface PusharyApprovalOutcome<TOutput = unknown> {
+  resolved: PusharyResolvedApproval<TOutput>[]
+  pending: PusharySuspendedAgentRun[]
+  allApproved: boolean
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+async function finishOf(output: unknown): Promise<unknown> {
+  const reason = (output as { finishReason?: unknown } | null)?.finishReason
+  return reason instanceof Promise ? await reason : reason
+}
+
+async function waitForAnswer(client: PusharyClient, decisionId: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const remaining = deadline - Date.now()
+    const decision = await client.decisions.get(
+      decisionId,
+      remaining > 0 ? { wait: Math.min(50, Math.ceil(remaining / 1000)) } : {},
+    )
+    if (decision.status !== 'pending') return
+    if (Date.now() >= deadline) break
+  }
+  // The local wait ended: withdraw the question so it resolves as cancelled,
+  // which declines the call (fail closed; a late "yes" cannot approve it).
+  await client.decisions.cancel(decisionId)
+}
+
+function validate(config: PusharyApprovalConfig, target: PusharyApprovalTarget): number {
+  const operation = 'resolvePusharyApprovals'
+  const fail = (field: string, text: string): never => {
+    throw new PusharyValidationError({ code: 'invalid_options', operation, field, message: text })
+  }
+  if (!target || typeof target !== 'object' || !target.agent) fail('target.agent', 'the agent is required')
+  if (!target.runs && !target.threadId && !target.resourceId) {
+    fail(
+      'target',
+      'provide trusted runs or a customer-scoped threadId/resourceId; unfiltered global resolution is refused',
+    )
+  }
+  const max = config.maxApprovals ?? 10
+  if (!Number.isInteger(max) || max < 1 || max > 100)
+    fail('config.maxApprovals', 'must be an integer from 1 to 100')
+  if (typeof config.externalId === 'string')
+    checkedId(config.externalId, 'config.externalId', operation, true)
+  else if (typeof config.externalId !== 'function') fail('config.externalId', 'the customer is required')
+  return max
+}
+
+/**
+ * Resolves Mastra's native tool approvals (`requireApproval`,
+ * `requireToolApproval`, the supervisor's delegated ones) with a phone
+ * answer, blocking until the customer answers or the local wait ends.
+ * Every approval is a run of the package agent review workflow. Returns the
+ * generations (`resolved[].output`) and the runs left waiting; stops a run at
+ * a data question, `maxApprovals` or an error, keeping earlier generations.
+ *
+ * @example
+ * const outcome = await resolvePusharyApprovals(
+ *   { ...config, externalId: customer.id, policy: false, maxApprovals: 5 },
+ *   { agent, runs: runs.filter((run) => run.runId === output.runId) },
+ * )
+ */
+export async function resolvePusharyApprovals<TOutput = unknown>(
+  config: PusharyApprovalConfig,
+  target: PusharyApprovalTarget,
+): Promise<PusharyApprovalOutcome<TOutput>> {
+  const operation = 'resolvePusharyApprovals'
+  const maxApprovals = validate(config, target)
+  const client = resolvePusharyClient(config, operation)
+  const agent = target.agent
+  const mastra =
+    target.mastra ?? (agent as { getMastraInstance?: () => Mastra | undefined }).getMastraInstance?.()
+  const scope = {
+    ...(target.threadId ? { threadId: target.threadId } : {}),
+    ...(target.resourceId ? { resourceId: target.resourceId } : {}),
+  }
+  const initial = target.runs ?? (await agent.listSuspendedRuns(scope)).runs
+  const resolved: PusharyResolvedApproval<TOutput>[] = []
+  const pending: PusharySuspendedAgentRun[] = []
+  const mode = target.stream ? 'stream' : 'generate'
+
+  for (const first of initial) {
+    let run: PusharySuspendedAgentRun | undefined = first
+    const seen = new Set<string>()
+    while (run) {
+      const current: PusharySuspendedAgentRun = run
+      run = undefined
+      const call: NormalizedCall | undefined = current.toolCalls
+        .map(normalizeSuspendedCall)
+        .find((candidate) => candidate.kind === 'approval' && !seen.has(String(candidate.toolCallId)))
+      if (!call || resolved.length >= maxApprovals) {
+        pending.push(current)
+        break
+      }
+      seen.add(String(call.toolCallId))
+      const entry: PusharyResolvedApproval<TOutput> = {
+        runId: current.runId,
+        toolName: call.toolName,
+        toolCallId: call.toolCallId,
+        approved: false,
+      }
+      const view: PusharyPendingApproval = {
+        runId: current.runId,
+        threadId: current.threadId,
+        resourceId: current.resourceId,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        args: call.args,
+      }
+      let decisionId: string
+      let store: PusharyAgentReviewStore
+      try {
+        if (!call.toolCallId || !call.toolName)
+          throw new Error('suspended approvals require a toolCallId and toolName')
+        if (!mastra) throw new Error('register the agent on a Mastra with storage')
+        const externalId =
+          typeof config.externalId === 'function' ? config.externalId(view) : config.externalId
+        const question = config.question?.(view)
+        const subject = config.subject?.(view)
+        const { binding, stepSubject } = prepareAgentReview({
+          operation,
+          agentId: (agent as { id?: string }).id ?? 'agent',
+          run: current,
+          call,
+          externalId,
+          actionVersion: config.actionVersion ?? 'current',
+          question,
+          subject,
+        })
+        if (config.policy !== false) {
+          const verdict = await client
+            .authorize({
+              toolName: binding.toolName,
+              externalId,
+              question: binding.question.question,
+              ...(stepSubject.parameters ? { parameters: stepSubject.parameters } : {}),
+              ...(stepSubject.toolTarget ? { toolTarget: stepSubject.toolTarget } : {}),
+              ...(stepSubject.actor ? { actor: stepSubject.actor } : {}),
+              ...(stepSubject.environment ? { environment: stepSubject.environment } : {}),
+            })
+            .catch(() => null)
+          if (verdict?.verdict === 'allow' || verdict?.verdict === 'deny') {
+            // Resolved by policy: no person, no decision, no workflow run.
+            const ids = { runId: current.runId, toolCallId: call.toolCallId }
+            const reason = `${verdict.reason ?? 'Denied by policy.'} Do not retry the same action.`
+            const output =
+              verdict.verdict === 'allow'
+                ? await (mode === 'stream' ? agent.approveToolCall(ids) : agent.approveToolCallGenerate(ids))
+                : await (mode === 'stream'
+                    ? agent.declineToolCall({ ...ids, reason })
+                    : agent.declineToolCallGenerate({ ...ids, reason }))
+            entry.approved = verdict.verdict === 'allow'
+            if (!entry.approved) entry.reason = reason
+            entry.output = output as TOutput
+            resolved.push(entry)
+            if ((await finishOf(output)) === 'suspended') {
+              run = (await agent.listSuspendedRuns(scope)).runs.find(
+                (candidate) => candidate.runId === current.runId,
+              )
+            }
+            continue
+          }
+        }
+        store = config.store ?? createRunLocalStore()
+        ;({ decisionId } = await startAgentReviewRun({
+          mastra,
+          client,
+          binding,
+          ask: {
+            subject: stepSubject,
+            delivery: {
+              ...(config.expiresInSeconds ? { expiresInSeconds: config.expiresInSeconds } : {}),
+              ...(config.requireReachable ? { requireReachable: config.requireReachable } : {}),
+            },
+          },
+          operation,
+        }))
+        await store.save({
+          target: 'agent',
+          ...binding,
+          decisionId,
+          correlationId: decisionId,
+          state: 'pending',
+        })
+        await waitForAnswer(client, decisionId, config.timeoutMs ?? 55_000)
+      } catch (error) {
+        resolved.push({ ...entry, reviewError: message(error) })
+        pending.push(current)
+        break
+      }
+      let outcome: Awaited<ReturnType<typeof resumeAgentReview<TOutput>>>
+      try {
+        outcome = await resumeAgentReview<TOutput>({ client, store, decisionId, agent, mastra, mode })
+      } catch (error) {
+        outcome = { status: 'uncertain', decisionId, reason: message(error) }
+      }
+      if (outcome.status !== 'resumed') {
+        const reason = 'reason' in outcome && outcome.reason ? outcome.reason : outcome.status
+        resolved.push({ ...entry, resumeError: `${outcome.status}: ${reason}` })
+        pending.push(current)
+        break
+      }
+      entry.approved = outcome.answer.approved
+      if (!entry.approved)
+        entry.reason =
+          outcome.answer.status === 'answered'
+            ? 'The customer declined.'
+            : `The review ${outcome.answer.status}.`
+      entry.output = outcome.output
+      if (outcome.discoveryError) entry.discoveryError = outcome.discoveryError
+      resolved.push(entry)
+      run = outcome.pending[0]
+    }
+  }
+  const allApproved =
+    pending.length === 0 &&
+    resolved.every(
+      (entry) => entry.approved && !entry.reviewError && !entry.resumeError && !entry.discoveryError,
+    )
+  return { resolved, pending, allApproved }
+}

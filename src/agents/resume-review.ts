@@ -1,0 +1,80 @@
+import type { Mastra } from '@mastra/core/mastra'
+import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
+import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
+import type { PusharyAgentReview } from '../store/review-schema.js'
+import {
+  type AgentResumeRefusal,
+  type PusharyAgentResumeOutcome,
+  resumeAgentReview,
+} from '../workflows/agent-review-resume.js'
+import type { PusharyResumableAgent } from '../workflows/agent-shapes.js'
+
+/**
+ * What {@link resumePusharyAgentReview} needs. `agentId` and `externalId`
+ * must match the saved review (a review of another customer or agent is
+ * refused).
+ *
+ * @example
+ * const target: PusharyAgentResumeTarget = { agent, agentId: saved.agentId, externalId: saved.externalId,
+ *   decisionId: saved.decisionId, store, currentActionVersion: (review) => readCurrentDraftVersion(review) }
+ */
+export interface PusharyAgentResumeTarget {
+  agent: PusharyResumableAgent
+  agentId: string
+  externalId: string
+  decisionId: string
+  store: PusharyAgentReviewStore
+  /** The business action's version now; a difference ends the review `stale` without resuming. */
+  currentActionVersion?: (review: PusharyAgentReview) => Promise<string> | string
+  /** `true` returns the native stream (settled, replayable) as `output` instead of the generate output. */
+  stream?: boolean
+  mastra?: Mastra
+}
+
+/**
+ * Resumes one agent review from the service's current answer: re-reads the
+ * decision (the callback is never authority), checks it against the saved
+ * binding and the native suspended call, claims the review, then resumes
+ * the review's workflow run, whose last step approves, declines with a
+ * reason, or resumes the question tool with the answer. The same path the
+ * dispatcher takes. Tampered context, another customer's decision or a
+ * changed question throw `binding_mismatch` and leave the review pending.
+ *
+ * @example
+ * const result = await resumePusharyAgentReview(config, {
+ *   agent, agentId: saved.agentId, externalId: saved.externalId, decisionId: saved.decisionId, store: reviewStore,
+ * })
+ * if (['unknown', 'busy', 'pending'].includes(result.status)) return new Response('Retry later', { status: 503 })
+ */
+export async function resumePusharyAgentReview<TOutput = unknown>(
+  config: PusharyConfig,
+  target: PusharyAgentResumeTarget,
+): Promise<PusharyAgentResumeOutcome<TOutput>> {
+  const operation = 'resumePusharyAgentReview'
+  const client = resolvePusharyClient(config, operation)
+  const result = await resumeAgentReview<TOutput>({
+    client,
+    store: target.store,
+    decisionId: target.decisionId,
+    agent: target.agent,
+    mastra: target.mastra,
+    expect: { agentId: target.agentId, externalId: target.externalId },
+    currentActionVersion: target.currentActionVersion,
+    mode: target.stream ? 'stream' : 'generate',
+  })
+  if (isRefusal(result)) {
+    const mismatch = result.status === 'mismatch'
+    throw new PusharyValidationError({
+      code: mismatch ? 'binding_mismatch' : 'invalid_answer',
+      operation,
+      field: mismatch ? 'decision' : 'decision.value',
+      message: `decision does not match the saved customer and action binding: ${result.reason}`,
+    })
+  }
+  return result
+}
+
+function isRefusal(result: { status: string }): result is AgentResumeRefusal {
+  return result.status === 'mismatch' || result.status === 'invalid_answer'
+}

@@ -1,0 +1,152 @@
+/**
+ * Shared preparation of one agent review: the question for an approval, the
+ * trusted subject, and the binding. Everything here runs before any HTTP
+ * request and throws typed errors naming the field.
+ */
+import { decisionParametersSchema } from '../pushary/decision-schemas.js'
+import { PusharyValidationError } from '../pushary/errors.js'
+import { externalIdSchema, fingerprintPusharyAction, idSchema } from '../pushary/identity.js'
+import { type PusharyQuestion, parsePusharyQuestion } from '../pushary/question.js'
+import { type PusharyApprovalSubject, pusharyApprovalSubjectSchema } from '../steps/approval-schemas.js'
+import {
+  agentBindingContext,
+  inputFingerprint,
+  type PusharyAgentReviewBinding,
+} from '../workflows/agent-binding.js'
+import type { NormalizedCall } from '../workflows/agent-shapes.js'
+import { questionSuspensionOf } from '../workflows/question-suspension.js'
+
+/**
+ * Trusted facts shown to the reviewer, supplied by your application (never
+ * taken from the model): parameters, presentation, target, actor, environment
+ * and free-form context (fingerprinted into the binding, not sent).
+ *
+ * @example
+ * const subject: PusharyReviewSubject = { toolTarget: 'order o1', parameters: { amountMinor: 4800 } }
+ */
+export type PusharyReviewSubject = Omit<PusharyApprovalSubject, 'toolName'> & { context?: string }
+
+/** `Approve <tool>? <args>`, the args cut to 300 characters. */
+export function renderApprovalQuestion(toolName: string, args: unknown): string {
+  let summary: string | undefined
+  try {
+    summary =
+      typeof args === 'string' ? args : args === undefined || args === null ? undefined : JSON.stringify(args)
+  } catch {
+    summary = undefined
+  }
+  if (!summary) return `Approve ${toolName}?`
+  return `Approve ${toolName}? ${summary.length > 300 ? `${summary.slice(0, 300)}...` : summary}`.slice(
+    0,
+    500,
+  )
+}
+
+/** Scalar arguments become `parameters` (all or nothing, so a policy never reads half of them). */
+function deriveParameters(args: unknown): Record<string, string | number | boolean> | undefined {
+  const parsed = decisionParametersSchema.safeParse(args)
+  return parsed.success && Object.keys(parsed.data).length > 0 ? parsed.data : undefined
+}
+
+function fail(
+  operation: string,
+  field: string,
+  message: string,
+  code: 'invalid_identifier' | 'invalid_decision_input' | 'invalid_question' = 'invalid_decision_input',
+): never {
+  throw new PusharyValidationError({ code, operation, field, message })
+}
+
+export function checkedId(value: unknown, field: string, operation: string, external = false): string {
+  const parsed = (external ? externalIdSchema : idSchema).safeParse(value)
+  if (parsed.success) return parsed.data
+  throw PusharyValidationError.fromZod(parsed.error, {
+    operation,
+    code: external ? 'invalid_external_id' : 'invalid_identifier',
+    fieldPrefix: field,
+  })
+}
+
+export interface PreparedReview {
+  binding: PusharyAgentReviewBinding
+  /** What the decision carries besides the question (tool name, trusted subject). */
+  stepSubject: PusharyApprovalSubject
+}
+
+/**
+ * Builds and checks the binding of one suspended call.
+ *
+ * @example
+ * const { binding } = prepareAgentReview({ operation, agentId, run, call, externalId, actionVersion })
+ */
+export function prepareAgentReview(input: {
+  operation: string
+  agentId: string
+  run: { runId: string; threadId?: string | undefined; resourceId?: string | undefined }
+  call: NormalizedCall
+  externalId: string
+  actionVersion: string
+  question?: string | undefined
+  subject?: PusharyReviewSubject | undefined
+}): PreparedReview {
+  const { operation, call } = input
+  const toolCallId = checkedId(call.toolCallId, 'toolCallId', operation)
+  const toolName = checkedId(call.toolName, 'toolName', operation)
+  const externalId = checkedId(input.externalId, 'externalId', operation, true)
+  let question: PusharyQuestion
+  let kind: 'approval' | 'question'
+  let toolInput: unknown
+  if (call.kind === 'approval') {
+    kind = 'approval'
+    toolInput = call.args ?? null
+    question = parsePusharyQuestion(
+      { type: 'confirm', question: input.question ?? renderApprovalQuestion(toolName, call.args) },
+      operation,
+    )
+  } else {
+    const suspension = questionSuspensionOf(call.suspendPayload)
+    if (!suspension) {
+      fail(
+        operation,
+        'toolCallId',
+        "the call is suspended by a tool that is not this package's deferred ask tool",
+      )
+    }
+    if (suspension.externalId !== externalId)
+      fail(operation, 'externalId', 'the question was asked for another customer')
+    kind = 'question'
+    toolInput = suspension.request
+    question = suspension.request
+  }
+  const { context: subjectContext, ...shown } = input.subject ?? {}
+  const parsedSubject = pusharyApprovalSubjectSchema.safeParse({
+    ...shown,
+    toolName,
+    parameters: shown.parameters ?? (kind === 'approval' ? deriveParameters(call.args) : undefined),
+  })
+  if (!parsedSubject.success) {
+    throw PusharyValidationError.fromZod(parsedSubject.error, {
+      operation,
+      code: 'invalid_decision_input',
+      fieldPrefix: 'subject',
+    })
+  }
+  const stepSubject = parsedSubject.data
+  const binding: PusharyAgentReviewBinding = {
+    version: 1,
+    agentId: checkedId(input.agentId, 'agentId', operation),
+    runId: checkedId(input.run.runId, 'runId', operation),
+    toolCallId,
+    toolName,
+    externalId,
+    actionVersion: checkedId(input.actionVersion, 'actionVersion', operation),
+    inputHash: inputFingerprint(toolInput),
+    subjectHash: fingerprintPusharyAction({ ...stepSubject, context: subjectContext }),
+    kind,
+    question,
+    ...(input.run.threadId === undefined ? {} : { threadId: input.run.threadId }),
+    ...(input.run.resourceId === undefined ? {} : { resourceId: input.run.resourceId }),
+  }
+  agentBindingContext(binding, operation)
+  return { binding, stepSubject }
+}

@@ -1,0 +1,279 @@
+/**
+ * The one resume path of agent reviews. The dispatcher calls it for reviews
+ * whose target is `agent`; `resumePusharyAgentReview` is this same function
+ * behind the README's signature.
+ *
+ * Order matters: the decision is re-read and checked against the saved
+ * binding, and the answer validated, BEFORE the claim (a refusal leaves the
+ * review pending and unclaimed); everything after the claim that fails ends
+ * the review `uncertain`, which is never retried automatically. Mastra's
+ * agent loop may run a tool twice under concurrent approvals, so the claim is
+ * taken before every approve, decline or resume.
+ */
+import type { Mastra } from '@mastra/core/mastra'
+import type { PusharyClient } from '../pushary/client.js'
+import { PusharyValidationError } from '../pushary/errors.js'
+import { idSchema } from '../pushary/identity.js'
+import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
+import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
+import { type PusharyAgentReview, pusharyAgentReviewSchema } from '../store/review-schema.js'
+import { checkAgentDecision, inputFingerprint } from './agent-binding.js'
+import { resumeAgentReviewRun } from './agent-review-workflow.js'
+import {
+  normalizeSuspendedCall,
+  type PusharyResumableAgent,
+  type PusharySuspendedAgentRun,
+} from './agent-shapes.js'
+import { questionSuspensionOf } from './question-suspension.js'
+
+/**
+ * Outcome of resuming one agent review. Retry later on `unknown`, `busy` and
+ * `pending`; `stale` means regenerate the action and open a new review;
+ * `uncertain` needs an operator; `duplicate` was already done.
+ *
+ * @example
+ * if (outcome.status === 'resumed') await saveAgentOutput(outcome.review.runId, outcome.output)
+ */
+export type PusharyAgentResumeOutcome<TOutput = unknown> =
+  | {
+      status: 'resumed'
+      decisionId: string
+      review: PusharyAgentReview
+      answer: PusharyAnswer
+      output: TOutput
+      /** Suspensions of the same run after this resume; open reviews for them. */
+      pending: PusharySuspendedAgentRun[]
+      discoveryError?: string
+    }
+  | { status: 'pending' | 'busy' | 'duplicate' | 'unknown'; decisionId: string; reason?: string }
+  | { status: 'stale'; decisionId: string; reason: string; persistenceError?: string }
+  | { status: 'uncertain'; decisionId: string; reason: string; output?: TOutput; persistenceError?: string }
+
+/** Refusals before any claim; the public helper throws them as typed errors. */
+export type AgentResumeRefusal = { status: 'mismatch' | 'invalid_answer'; decisionId: string; reason: string }
+
+export interface AgentReviewResumeInput {
+  client: PusharyClient
+  store: PusharyAgentReviewStore
+  decisionId: string
+  /** The agent to resume; default: the agent registered under the review's `agentId`. */
+  agent?: PusharyResumableAgent | undefined
+  mastra?: Mastra | undefined
+  /** When given, the saved review must belong to this agent and customer. */
+  expect?: { agentId?: string | undefined; externalId?: string | undefined }
+  currentActionVersion?: ((review: PusharyAgentReview) => Promise<string> | string) | undefined
+  mode?: 'generate' | 'stream' | undefined
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+function mastraOf(input: AgentReviewResumeInput): Mastra | undefined {
+  if (input.mastra) return input.mastra
+  const agent = input.agent as { getMastraInstance?: () => Mastra | undefined } | undefined
+  return agent?.getMastraInstance?.()
+}
+
+/**
+ * Whether the suspended run still holds exactly the call the review was opened for.
+ */
+function isSameCall(review: PusharyAgentReview, run: PusharySuspendedAgentRun | undefined): boolean {
+  if (!run || run.threadId !== review.threadId || run.resourceId !== review.resourceId) return false
+  const raw = run.toolCalls.find((call) => call.toolCallId === review.toolCallId)
+  if (!raw) return false
+  const call = normalizeSuspendedCall(raw)
+  if (call.toolName !== review.toolName) return false
+  if (review.kind === 'approval') {
+    return call.kind === 'approval' && inputFingerprint(call.args) === review.inputHash
+  }
+  const question = call.kind === 'suspend' ? questionSuspensionOf(call.suspendPayload) : null
+  return (
+    question !== null &&
+    question.externalId === review.externalId &&
+    inputFingerprint(question.request) === review.inputHash
+  )
+}
+
+/**
+ * Verifies, claims and resumes one agent review (see the module comment).
+ *
+ * @example
+ * const outcome = await resumeAgentReview({ client, store, decisionId, agent })
+ */
+export async function resumeAgentReview<TOutput = unknown>(
+  input: AgentReviewResumeInput,
+): Promise<PusharyAgentResumeOutcome<TOutput> | AgentResumeRefusal> {
+  const operation = 'resumePusharyAgentReview'
+  const parsedId = idSchema.safeParse(input.decisionId)
+  if (!parsedId.success) {
+    throw PusharyValidationError.fromZod(parsedId.error, {
+      operation,
+      code: 'invalid_identifier',
+      fieldPrefix: 'decisionId',
+    })
+  }
+  const decisionId = parsedId.data
+  const raw = await input.store.get(decisionId)
+  if (!raw) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
+  const parsed = pusharyAgentReviewSchema.safeParse(raw)
+  if (!parsed.success) {
+    throw PusharyValidationError.fromZod(parsed.error, {
+      operation,
+      code: 'invalid_response',
+      fieldPrefix: 'review',
+    })
+  }
+  const review = parsed.data
+  for (const field of ['agentId', 'externalId'] as const) {
+    const wanted = input.expect?.[field]
+    if (wanted !== undefined && wanted !== review[field]) {
+      throw new PusharyValidationError({
+        code: field === 'externalId' ? 'invalid_external_id' : 'invalid_identifier',
+        operation,
+        field,
+        message: 'the review belongs to a different customer or agent',
+      })
+    }
+  }
+  if (review.decisionId !== decisionId) {
+    throw new PusharyValidationError({
+      code: 'invalid_identifier',
+      operation,
+      field: 'decisionId',
+      message: 'the store returned another decision',
+    })
+  }
+  switch (review.state) {
+    case 'completed':
+      return { status: 'duplicate', decisionId }
+    case 'resuming':
+      return { status: 'busy', decisionId }
+    case 'stale':
+      return { status: 'stale', decisionId, reason: 'the review was already found stale' }
+    case 'uncertain':
+      return {
+        status: 'uncertain',
+        decisionId,
+        reason: 'the review is uncertain; an operator must recover it',
+      }
+    case 'pending':
+      break
+    default: {
+      const unreachable: never = review.state
+      return unreachable
+    }
+  }
+
+  // The callback body is never authority: the answer comes from the service.
+  const decision = await input.client.decisions.get(decisionId)
+  const mismatch = checkAgentDecision(review, decision)
+  if (mismatch) return { status: 'mismatch', decisionId, reason: mismatch }
+  if (decision.status === 'pending') return { status: 'pending', decisionId }
+  let answer: PusharyAnswer
+  try {
+    answer = answerPusharyQuestion(review.question, decision.status, decision.value)
+  } catch (error) {
+    return { status: 'invalid_answer', decisionId, reason: message(error) }
+  }
+  const mastra = mastraOf(input)
+  const agent =
+    input.agent ?? (mastra?.getAgentById(review.agentId) as unknown as PusharyResumableAgent | undefined)
+  if (!mastra || !agent) {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation,
+      field: 'agent',
+      message: 'pass the agent (registered on a Mastra with storage) or a Mastra that has it',
+    })
+  }
+
+  switch (await input.store.claim(decisionId, review.runId)) {
+    case 'claimed':
+      break
+    case 'busy':
+      return { status: 'busy', decisionId }
+    case 'settled':
+      return { status: 'duplicate', decisionId }
+  }
+
+  const scope = {
+    ...(review.threadId === undefined ? {} : { threadId: review.threadId }),
+    ...(review.resourceId === undefined ? {} : { resourceId: review.resourceId }),
+  }
+  let output: TOutput | undefined
+  try {
+    const { runs } = await agent.listSuspendedRuns(scope)
+    const current = input.currentActionVersion
+      ? await input.currentActionVersion(review)
+      : review.actionVersion
+    if (
+      !isSameCall(
+        review,
+        runs.find((run) => run.runId === review.runId),
+      ) ||
+      current !== review.actionVersion
+    ) {
+      const reason = 'The call or business action changed before resumption.'
+      try {
+        await input.store.finish(decisionId, 'stale', reason)
+        return { status: 'stale', decisionId, reason }
+      } catch (error) {
+        return { status: 'stale', decisionId, reason, persistenceError: message(error) }
+      }
+    }
+    await resumeAgentReviewRun({
+      mastra,
+      client: input.client,
+      binding: review,
+      answer,
+      hook: {
+        agent,
+        mode: input.mode ?? 'generate',
+        decisionId,
+        deliver: (delivered) => {
+          output = delivered as TOutput
+        },
+      },
+    })
+    await input.store.finish(decisionId, 'completed')
+  } catch (error) {
+    const reason = message(error)
+    try {
+      await input.store.finish(decisionId, 'uncertain', reason)
+      return { status: 'uncertain', decisionId, reason, ...(output === undefined ? {} : { output }) }
+    } catch (persistence) {
+      return {
+        status: 'uncertain',
+        decisionId,
+        reason,
+        ...(output === undefined ? {} : { output }),
+        persistenceError: message(persistence),
+      }
+    }
+  }
+
+  const resumed = {
+    status: 'resumed' as const,
+    decisionId,
+    review: { ...review, state: 'completed' as const },
+    answer,
+    output: output as TOutput,
+  }
+  try {
+    const { runs } = await agent.listSuspendedRuns(scope)
+    const pending = runs.filter((run) => run.runId === review.runId)
+    const finish = (output as { finishReason?: unknown } | undefined)?.finishReason
+    const reason = finish instanceof Promise ? await finish : finish
+    if (reason === 'suspended' && pending.length === 0) {
+      return {
+        ...resumed,
+        pending,
+        discoveryError: 'Mastra returned a suspension but its snapshot is not discoverable.',
+      }
+    }
+    return { ...resumed, pending }
+  } catch (error) {
+    return { ...resumed, pending: [], discoveryError: message(error) }
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * The package workflow every agent question and approval runs through:
+ * `ask` (the store-less `pusharyApprovalStep`: creates the decision, suspends,
+ * and on resume re-verifies the answer against the service) then
+ * `resume-agent` (performs the native agent resume). Each review is one run,
+ * listable in Mastra storage like any workflow run: suspended while waiting,
+ * success once the agent was resumed. Mastra's claim on a workflow resume
+ * (suspended -> running in one transaction) makes the native resume happen
+ * at most once per run even without the review store.
+ */
+import type { Mastra } from '@mastra/core/mastra'
+import { RequestContext } from '@mastra/core/request-context'
+import { createStep, createWorkflow } from '@mastra/core/workflows'
+import { z } from 'zod/v4'
+import type { PusharyClient } from '../pushary/client.js'
+import { idSchema } from '../pushary/identity.js'
+import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
+import { type PusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
+import { pusharyApprovalStep } from '../steps/approval-step.js'
+import {
+  AGENT_REVIEW_ASK_STEP,
+  AGENT_REVIEW_WORKFLOW_ID,
+  agentWorkflowBinding,
+  type PusharyAgentReviewBinding,
+} from './agent-binding.js'
+import { finishReasonOf, type PusharyResumableAgent } from './agent-shapes.js'
+import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
+
+/** Request-context key of the resume hook (functions are never persisted in the snapshot). */
+const RESUME_HOOK_KEY = 'pushary.agent-resume'
+
+/** How the native resume is issued and where its output goes. */
+export interface AgentResumeHook {
+  agent: PusharyResumableAgent
+  mode: 'generate' | 'stream'
+  decisionId: string
+  deliver(output: unknown): void
+}
+
+const agentTargetSchema = z.object({
+  agentId: idSchema,
+  runId: idSchema,
+  toolCallId: idSchema,
+  kind: z.enum(['approval', 'question']),
+})
+
+const inputSchema = z.intersection(pusharyApprovalStepInputSchema, z.object({ agent: agentTargetSchema }))
+
+const resumedSchema = z.object({
+  action: z.enum(['approved', 'declined', 'answered']),
+  reason: z.string().nullable(),
+  finishReason: z.string().nullable(),
+})
+
+/**
+ * The reason a declined tool call carries; the model reads it as the tool result.
+ *
+ * @example
+ * declineReasonFor({ status: 'expired', value: null, approved: false }) // 'The review expired.'
+ */
+export function declineReasonFor(answer: PusharyAnswer): string {
+  switch (answer.status) {
+    case 'answered':
+      return 'The customer declined.'
+    case 'expired':
+      return 'The review expired.'
+    case 'cancelled':
+      return 'The review was cancelled.'
+    default: {
+      const unreachable: never = answer.status
+      return unreachable
+    }
+  }
+}
+
+function lookupAgent(mastra: Mastra | undefined, agentId: string): PusharyResumableAgent {
+  for (const lookup of [() => mastra?.getAgentById(agentId), () => mastra?.getAgent(agentId as never)]) {
+    try {
+      const agent = lookup()
+      if (agent) return agent as unknown as PusharyResumableAgent
+    } catch {
+      // try the next lookup
+    }
+  }
+  throw new Error(`agent "${agentId}" is not registered on this Mastra instance`)
+}
+
+function decisionIdOf(snapshot: RunSnapshotView | null): string | undefined {
+  const ask = snapshot?.context[AGENT_REVIEW_ASK_STEP] as
+    | { suspendPayload?: { decisionId?: unknown } }
+    | undefined
+  const id = ask?.suspendPayload?.decisionId
+  return typeof id === 'string' ? id : undefined
+}
+
+async function settle(output: unknown): Promise<string | null> {
+  const reason = (output as { finishReason?: unknown } | null)?.finishReason
+  // A stream's finishReason is a promise; waiting for it means the workflow
+  // run ends `success` only once the generation settled (the stream replays).
+  const settled = reason instanceof Promise ? await reason : finishReasonOf(output)
+  return typeof settled === 'string' ? settled : null
+}
+
+function createAgentReviewWorkflow(client: PusharyClient) {
+  const resumeAgent = createStep({
+    id: 'resume-agent',
+    description:
+      'Approve, decline (with a reason the model reads) or resume the question tool with the answer.',
+    inputSchema: pusharyAnswerSchema,
+    outputSchema: resumedSchema,
+    execute: async ({ inputData: answer, getInitData, requestContext, mastra, runId, workflowId }) => {
+      const target = agentTargetSchema.parse((getInitData() as { agent: unknown }).agent)
+      const hook = requestContext?.get(RESUME_HOOK_KEY as never) as AgentResumeHook | undefined
+      const agent = hook?.agent ?? lookupAgent(mastra, target.agentId)
+      const stream = hook?.mode === 'stream'
+      const ids = { runId: target.runId, toolCallId: target.toolCallId }
+      let output: unknown
+      let action: z.infer<typeof resumedSchema>['action']
+      let reason: string | null = null
+      if (target.kind === 'question') {
+        const decisionId = hook?.decisionId ?? decisionIdOf(await loadRunSnapshot(mastra, workflowId, runId))
+        if (!decisionId) throw new Error('the review workflow lost its decision ID')
+        // The question tool re-reads and verifies the decision itself.
+        const resumeData = { decisionId }
+        output = stream
+          ? await agent.resumeStream(resumeData, ids)
+          : await agent.resumeGenerate(resumeData, ids)
+        action = 'answered'
+      } else if (answer.approved) {
+        output = stream ? await agent.approveToolCall(ids) : await agent.approveToolCallGenerate(ids)
+        action = 'approved'
+      } else {
+        reason = declineReasonFor(answer)
+        output = stream
+          ? await agent.declineToolCall({ ...ids, reason })
+          : await agent.declineToolCallGenerate({ ...ids, reason })
+        action = 'declined'
+      }
+      hook?.deliver(output)
+      return { action, reason, finishReason: await settle(output) }
+    },
+  })
+  return createWorkflow({ id: AGENT_REVIEW_WORKFLOW_ID, inputSchema, outputSchema: resumedSchema })
+    .then(pusharyApprovalStep({ client }, { id: AGENT_REVIEW_ASK_STEP }))
+    .then(resumeAgent)
+    .commit()
+}
+
+type ReviewRun = {
+  start(p: { inputData: unknown }): Promise<{ status: string; error?: unknown }>
+  resume(p: { step: string; resumeData: unknown; requestContext: RequestContext }): Promise<{
+    status: string
+    error?: unknown
+  }>
+}
+type ReviewWorkflow = { createRun(options: { runId: string }): Promise<ReviewRun> }
+
+/**
+ * The agent review workflow on this Mastra, registered on first use
+ * (`mastra.addWorkflow`). Its approval step uses the first registering
+ * helper's client; only the resume pass, which re-reads the decision, uses it
+ * after that.
+ *
+ * @example
+ * const workflow = ensureAgentReviewWorkflow(mastra, client)
+ */
+export function ensureAgentReviewWorkflow(mastra: Mastra, client: PusharyClient): ReviewWorkflow {
+  try {
+    const existing = mastra.getWorkflowById(AGENT_REVIEW_WORKFLOW_ID as never)
+    if (existing) return existing as unknown as ReviewWorkflow
+  } catch {
+    // not registered yet
+  }
+  mastra.addWorkflow(createAgentReviewWorkflow(client), AGENT_REVIEW_WORKFLOW_ID)
+  return mastra.getWorkflowById(AGENT_REVIEW_WORKFLOW_ID as never) as unknown as ReviewWorkflow
+}
+
+/** What starting (or re-finding) one review run produced. */
+export interface AgentReviewRun {
+  workflowRunId: string
+  decisionId: string
+}
+
+/**
+ * Starts the review run for a binding, or finds the run an identical earlier
+ * call started (same binding, same run ID, same decision), and returns its
+ * decision ID. The approval step creates the decision with an idempotency
+ * key derived from the run, so a concurrent duplicate start lands on the same one.
+ *
+ * @example
+ * const { decisionId } = await startAgentReviewRun({ mastra, client, binding, ask: { subject } })
+ */
+export async function startAgentReviewRun(input: {
+  mastra: Mastra
+  client: PusharyClient
+  binding: PusharyAgentReviewBinding
+  ask: Pick<PusharyApprovalStepInput, 'subject' | 'delivery' | 'placeholder'>
+  operation: string
+}): Promise<AgentReviewRun> {
+  const workflowBinding = agentWorkflowBinding(input.binding, input.operation)
+  const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
+  const runId = workflowBinding.runId
+  const known = decisionIdOf(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId))
+  if (known) return { workflowRunId: runId, decisionId: known }
+  const question = input.binding.question
+  const run = await workflow.createRun({ runId })
+  const started = await run.start({
+    inputData: {
+      operationId: workflowBinding.operationId,
+      question: question.question,
+      type: question.type,
+      ...(question.options ? { options: question.options } : {}),
+      externalId: input.binding.externalId,
+      ...input.ask,
+      agent: {
+        agentId: input.binding.agentId,
+        runId: input.binding.runId,
+        toolCallId: input.binding.toolCallId,
+        kind: input.binding.kind,
+      },
+    },
+  })
+  const decisionId = decisionIdOf(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId))
+  if (started.status !== 'suspended' || !decisionId) {
+    const cause = (started.error as { message?: string } | undefined)?.message
+    throw new Error(
+      `the agent review workflow did not suspend (${started.status}${cause ? `: ${cause}` : ''})`,
+      {
+        cause: started.error,
+      },
+    )
+  }
+  return { workflowRunId: runId, decisionId }
+}
+
+/**
+ * Resumes one review run with the verified answer; the run's final step
+ * performs the native agent resume and hands its output to `hook.deliver`.
+ * Throws when the run is not waiting on this decision (already resumed,
+ * failed, or unknown): the caller records that as uncertain or stale.
+ *
+ * @example
+ * await resumeAgentReviewRun({ mastra, client, binding: review, answer, hook })
+ */
+export async function resumeAgentReviewRun(input: {
+  mastra: Mastra
+  client: PusharyClient
+  binding: PusharyAgentReviewBinding
+  answer: PusharyAnswer
+  hook: AgentResumeHook
+}): Promise<{ status: string }> {
+  const { runId } = agentWorkflowBinding(input.binding, 'resumePusharyAgentReview')
+  const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
+  const snapshot = await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
+  if (snapshot?.status !== 'suspended' || decisionIdOf(snapshot) !== input.hook.decisionId) {
+    throw new Error(
+      `the review workflow run ${runId} is ${snapshot?.status ?? 'missing'}, not waiting on this decision`,
+    )
+  }
+  const requestContext = new RequestContext()
+  requestContext.set(RESUME_HOOK_KEY, input.hook)
+  const run = await workflow.createRun({ runId })
+  const result = await run.resume({
+    step: AGENT_REVIEW_ASK_STEP,
+    resumeData: { answer: input.answer.value, status: input.answer.status },
+    requestContext,
+  })
+  if (result.status !== 'success') {
+    const cause = (result.error as { message?: string } | undefined)?.message
+    throw new Error(`the review workflow run ended ${result.status}${cause ? `: ${cause}` : ''}`, {
+      cause: result.error,
+    })
+  }
+  return { status: result.status }
+}
