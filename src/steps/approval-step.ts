@@ -282,7 +282,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       // never by a fresh start under an old run ID) does an item whose review
       // completed get its verified answer back instead of a question nobody
       // would resume.
-      const earlier = await store.get(decisionId)
+      const earlier = store ? await store.get(decisionId) : null
       if (
         earlier?.state === 'completed' &&
         requestContext?.get(PUSHARY_RECOVERY_CONTEXT_KEY as never) === runId
