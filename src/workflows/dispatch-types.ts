@@ -1,8 +1,9 @@
 import type { Mastra } from '@mastra/core/mastra'
 import type { PusharyClient } from '../pushary/client.js'
 import type { PusharyAnswer } from '../pushary/question.js'
-import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import type { PusharyAgentReview, PusharyWorkflowReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
+import type { PusharySuspendedAgentRun } from './agent-shapes.js'
 import type { PusharyParentOutcome } from './batch-parent.js'
 
 /**
@@ -28,6 +29,8 @@ export type PusharyDispatchResult =
       parent?: PusharyParentOutcome
       /** Set when `onResumed` threw; the review is still `completed`. */
       hookError?: string
+      /** Agent reviews: the native generation, the run's new suspensions, a rediscovery failure. */
+      agent?: { output: unknown; pending: PusharySuspendedAgentRun[]; discoveryError?: string }
     }
   | { status: 'pending'; decisionId: string; reason?: string }
   | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
@@ -36,7 +39,6 @@ export type PusharyDispatchResult =
   | { status: 'misconfigured'; decisionId: string; reason: string }
   | { status: 'parent'; decisionId: string; parent: PusharyParentOutcome }
   | { status: 'unknown'; decisionId: string; reason: string }
-  | { status: 'unsupported'; decisionId: string; reason: string }
   | { status: 'mismatch'; decisionId: string; reason: string }
   | { status: 'invalid_answer'; decisionId: string; reason: string }
   | {
@@ -84,6 +86,11 @@ export interface PusharyDispatcherOptions {
    * A throw is reported as `hookError`; it never re-runs the resume.
    */
   onResumed?: (event: PusharyResumedEvent) => Promise<void> | void
+  /**
+   * Agent reviews: the business action's version now. A difference ends the
+   * review `stale` without resuming. Default: the saved version is current.
+   */
+  agentActionVersion?: (review: PusharyAgentReview) => Promise<string> | string
 }
 
 /**

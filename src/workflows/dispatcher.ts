@@ -1,6 +1,7 @@
 import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from '../pushary/callbacks.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
+import { resumeAgentForDispatch } from './agent-dispatch.js'
 import { resumeBatchParent, settleSuspendedBatches } from './batch-parent.js'
 import {
   type PusharyDispatcher,
@@ -46,13 +47,8 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
       })
       return { status: 'parent', decisionId, parent }
     }
-    if (review.target !== 'workflow-step') {
-      return {
-        status: 'unsupported',
-        decisionId,
-        reason: `reviews of target "${review.target}" are not workflow steps`,
-      }
-    }
+    // Agent reviews take the same verified, claimed path (issue 10).
+    if (review.target === 'agent') return resumeAgentForDispatch(context, decisionId)
     switch (review.state) {
       case 'pending':
         return resumePendingReview(context, review)
@@ -145,12 +141,6 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     const report: PusharyReconcileReport = { checked: 0, resumed: 0, results: [], parents: [] }
     let lastStillPending: string | undefined
     for (const review of pending) {
-      // Reviews this dispatcher does not resume stay pending: the cursor must
-      // still move past them, or `limit` of them would hide every other one.
-      if (review.target === 'agent') {
-        lastStillPending = review.decisionId
-        continue
-      }
       report.checked++
       let result: PusharyReconcileReport['results'][number]
       try {

@@ -14,6 +14,7 @@ import { RequestContext } from '@mastra/core/request-context'
 import { z } from 'zod/v4'
 import { PUSHARY_RECOVERY_CONTEXT_KEY } from '../steps/approval-step.js'
 import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/review-schema.js'
+import { recoverAgentForDispatch } from './agent-dispatch.js'
 import { approvalProgress } from './approval-progress.js'
 import { resumeBatchParent } from './batch-parent.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
@@ -182,13 +183,7 @@ export async function recoverDecision(
   const review = await context.store.get(decisionId)
   if (!review) return recoverUnsaved(context, decisionId)
   if (review.target === 'batch-parent') return recoverParent(context, review)
-  if (review.target !== 'workflow-step') {
-    return {
-      status: 'unsupported',
-      decisionId,
-      reason: `reviews of target "${review.target}" are not workflow steps`,
-    }
-  }
+  if (review.target === 'agent') return recoverAgentForDispatch(context, review)
   switch (review.state) {
     case 'pending':
       return recoverPending(context, review)

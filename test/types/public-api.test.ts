@@ -43,7 +43,6 @@ function retryLater(result: PusharyDispatchResult): boolean {
     case 'uncertain':
     case 'mismatch':
     case 'invalid_answer':
-    case 'unsupported':
     case 'parent':
       return false
     default: {
