@@ -111,14 +111,18 @@ export async function listEffects(dir: string): Promise<{ kind: string; key: str
  */
 export function runFixture<T = unknown>(
   args: readonly string[],
-  options: { timeoutMs?: number; env?: Record<string, string> } = {},
+  options: { timeoutMs?: number; env?: Record<string, string>; script?: string } = {},
 ): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/workflows/fixtures/run.ts', ...args], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...options.env },
-    })
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', options.script ?? 'test/workflows/fixtures/run.ts', ...args],
+      {
+        cwd: process.cwd(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...options.env },
+      },
+    )
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => {
