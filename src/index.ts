@@ -30,8 +30,6 @@ export type { PusharyErrorCode, PusharyIssue, PusharyValidationCode } from './pu
 export { PUSHARY_LIMITS } from './pushary/limits.js'
 export type { PusharyLimits } from './pushary/limits.js'
 export {
-  canonicalJson,
-  deterministicKey,
   externalIdSchema,
   fingerprintPusharyAction,
   idSchema,
@@ -42,8 +40,6 @@ export {
   decisionStatusSchema,
   terminalDecisionStatusSchema,
   decisionTypeSchema,
-  describeAnswer,
-  isAffirmative,
   isApproved,
   parsePusharyQuestion,
   pusharyAnswerSchema,
@@ -56,14 +52,7 @@ export type {
   PusharyQuestion,
   TerminalDecisionStatus,
 } from './pushary/question.js'
-export {
-  createDecisionInputSchema,
-  decisionEventSchema,
-  decisionParametersSchema,
-  decisionPresentationSchema,
-  decisionResultSchema,
-  decisionSchema,
-} from './pushary/decision-schemas.js'
+export { decisionParametersSchema, decisionPresentationSchema } from './pushary/decision-schemas.js'
 export type {
   AnswerResult,
   AskResult,
@@ -150,7 +139,6 @@ export type {
   PusharyStepConfig,
 } from './steps/approval-step.js'
 export {
-  OPERATION_ID_MAX,
   pusharyApprovalResumeSchema,
   pusharyApprovalStepInputSchema,
   pusharyApprovalSubjectSchema,
