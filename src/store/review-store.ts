@@ -65,6 +65,17 @@ export interface PusharyReviewStore {
    */
   reclaim(decisionId: string, since: string, reason: string): Promise<boolean>
   /**
+   * The review's state and when it last changed (a `resuming` claim's holder
+   * moves that time forward with `keepAlive` while it works), or `null`.
+   */
+  claimState(decisionId: string): Promise<{ state: ReviewState; since: string } | null>
+  /**
+   * The holder of a `resuming` claim proves it is alive: moves the claim's
+   * time from `since` to now and returns the new time, or `null` when the
+   * claim is no longer the one it holds (finished, or taken over).
+   */
+  keepAlive(decisionId: string, since: string): Promise<string | null>
+  /**
    * Reviews in `state`, those longest in it first, at most `limit` (1–1000).
    * `after` pages on from a decision ID a previous call returned; when that
    * review has since left `state`, the listing starts from the beginning.

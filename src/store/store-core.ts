@@ -321,6 +321,27 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         })
       }),
 
+    claimState: (decisionId) =>
+      open('claimState', async () => {
+        const id = checked(idSchema, decisionId, 'claimState', 'decisionId')
+        const row = await driver.selectReview(id)
+        if (row === null) return null
+        return { state: reviewStateSchema.parse(row.state), since: row.stateChangedAt }
+      }),
+
+    keepAlive: (decisionId, since) =>
+      open('keepAlive', async () => {
+        const id = checked(idSchema, decisionId, 'keepAlive', 'decisionId')
+        const seen = checked(z.iso.datetime(), since, 'keepAlive', 'since')
+        return driver.write('keepAlive', null, async (tx) => {
+          const row = await tx.selectForUpdate(id)
+          if (row?.state !== 'resuming' || row.stateChangedAt !== seen) return null
+          // A heartbeat is not a transition: no history row, same state.
+          const at = laterThan(seen, timestamp())
+          return (await tx.setState(id, 'resuming', 'resuming', null, at)) ? at : null
+        })
+      }),
+
     listByState: (state, options) =>
       open('listByState', async () => {
         const wanted = checked(reviewStateSchema, state, 'listByState', 'state')

@@ -5,6 +5,7 @@ import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 import { pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import type { PusharyBatchParentReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
+import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from './claim-lease.js'
 import { isPusharyResumeError } from './resume-error.js'
 import { resumePusharyApproval } from './resume-guard.js'
 import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
@@ -196,6 +197,7 @@ export async function settleBatchParent(input: {
   store: PusharyReviewStore
   parent: BatchParentRef
   conflictTimeoutMs?: number
+  claimLeaseMs?: number
 }): Promise<PusharyParentOutcome> {
   const { mastra, store } = input
   const parent = {
@@ -249,6 +251,7 @@ export async function resumeBatchParent(input: {
   store: PusharyReviewStore
   review: PusharyBatchParentReview
   conflictTimeoutMs?: number
+  claimLeaseMs?: number
 }): Promise<PusharyParentOutcome> {
   const { mastra, store, review } = input
   const where = { workflowId: review.workflowId, runId: review.runId }
@@ -261,6 +264,20 @@ export async function resumeBatchParent(input: {
     case 'claimed':
       break
   }
+  return whileHoldingClaim(store, review.decisionId, input.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS, () =>
+    resumeClaimedParent(input),
+  )
+}
+
+async function resumeClaimedParent(input: {
+  mastra: Mastra
+  store: PusharyReviewStore
+  review: PusharyBatchParentReview
+  conflictTimeoutMs?: number
+}): Promise<PusharyParentOutcome> {
+  const { mastra, store, review } = input
+  const where = { workflowId: review.workflowId, runId: review.runId }
+  const reviewId = review.decisionId
   try {
     const outcome = await resumePusharyApproval({
       mastra,
@@ -316,6 +333,7 @@ export async function settleSuspendedBatches(input: {
   store: PusharyReviewStore
   limit?: number
   conflictTimeoutMs?: number
+  claimLeaseMs?: number
 }): Promise<PusharyParentOutcome[]> {
   const outcomes: PusharyParentOutcome[] = []
   const perPage = input.limit ?? 100
@@ -349,6 +367,7 @@ export async function settleSuspendedBatches(input: {
           store: input.store,
           parent,
           ...(input.conflictTimeoutMs === undefined ? {} : { conflictTimeoutMs: input.conflictTimeoutMs }),
+          ...(input.claimLeaseMs === undefined ? {} : { claimLeaseMs: input.claimLeaseMs }),
         }),
       )
     }

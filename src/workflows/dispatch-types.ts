@@ -34,7 +34,7 @@ export type PusharyDispatchResult =
     }
   | { status: 'pending'; decisionId: string; reason?: string }
   | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
-  | { status: 'busy'; decisionId: string }
+  | { status: 'busy'; decisionId: string; reason?: string }
   | { status: 'duplicate'; decisionId: string; reason?: string }
   | { status: 'misconfigured'; decisionId: string; reason: string }
   | { status: 'parent'; decisionId: string; parent: PusharyParentOutcome }
@@ -80,6 +80,12 @@ export interface PusharyDispatcherOptions {
   now?: () => Date
   /** How long a resume waits for another resume of the same run; default 30 s. */
   conflictTimeoutMs?: number
+  /**
+   * The claim lease (default 30 s): a resumer keeps its claim alive five
+   * times per lease; `recover` takes over a claim only after its time stopped
+   * moving for a whole lease (its holder is gone), never a live one.
+   */
+  claimLeaseMs?: number
   /**
    * Called once per decision after its run was resumed and the review marked
    * `completed`, e.g. to continue an agent that delegated to the workflow.

@@ -11,7 +11,7 @@ import {
   RETRYABLE_DISPATCH_STATUSES,
 } from './dispatch-types.js'
 import { recoverDecision } from './recovery.js'
-import { conflictOption, type DispatchContext, errorMessage, resumePendingReview } from './review-resumer.js'
+import { type DispatchContext, errorMessage, parentOptions, resumePendingReview } from './review-resumer.js'
 import { createKeyedQueue } from './run-queue.js'
 
 /**
@@ -43,7 +43,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
         mastra: context.mastra,
         store,
         review,
-        ...conflictOption(context),
+        ...parentOptions(context),
       })
       return { status: 'parent', decisionId, parent }
     }
@@ -163,7 +163,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
           mastra: context.mastra,
           store,
           limit,
-          ...conflictOption(context),
+          ...parentOptions(context),
         })),
       )
     } catch (error) {

@@ -17,14 +17,17 @@ import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/r
 import { recoverAgentForDispatch } from './agent-dispatch.js'
 import { approvalProgress } from './approval-progress.js'
 import { resumeBatchParent } from './batch-parent.js'
+import { claimHolderGone, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import {
+  claimLease,
   configurationProblem,
   type DispatchContext,
   endReview,
   errorMessage,
   resumeClaimed,
   resumePendingReview,
+  type VerifiedAnswer,
   verifiedAnswer,
 } from './review-resumer.js'
 import { findWorkflow, loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
@@ -46,13 +49,29 @@ async function restartRun(context: DispatchContext, workflowId: string, runId: s
 }
 
 /**
- * Takes over a crash-left claim. `false` when another recoverer (or the
- * original holder finishing) moved the claim since we read it.
+ * Takes over a crash-left claim: only once its holder stopped keeping it
+ * alive for a whole lease, and only for the one recoverer whose
+ * compare-and-set on the claim's time wins. `null` when taken over, else the
+ * `busy` result to return.
  */
-async function reclaim(context: DispatchContext, decisionId: string): Promise<boolean> {
-  const last = (await context.store.history(decisionId)).at(-1)
-  if (last?.to !== 'resuming') return false
-  return context.store.reclaim(decisionId, last.at, 'dispatcher.recover took over a crash-left claim')
+async function takeOver(context: DispatchContext, decisionId: string): Promise<PusharyDispatchResult | null> {
+  const claim = await context.store.claimState(decisionId)
+  if (claim?.state !== 'resuming')
+    return { status: 'busy', decisionId, reason: 'the review is no longer claimed' }
+  const now = context.options.now?.() ?? new Date()
+  if (!claimHolderGone(claim.since, claimLease(context), now)) {
+    return {
+      status: 'busy',
+      decisionId,
+      reason: 'the claim holder is alive (it keeps its claim fresh); retry later',
+    }
+  }
+  const won = await context.store.reclaim(
+    decisionId,
+    claim.since,
+    'dispatcher.recover took over a crash-left claim',
+  )
+  return won ? null : { status: 'busy', decisionId, reason: 'another recoverer took the claim over' }
 }
 
 /** No review was saved: the first pass died between creating the decision and saving. */
@@ -108,8 +127,19 @@ async function recoverClaimed(
   if (misconfigured) return { status: 'misconfigured', decisionId, reason: misconfigured }
   const verified = await verifiedAnswer(context, review)
   if ('status' in verified) return verified
-  if (!(await reclaim(context, decisionId))) return { status: 'busy', decisionId }
+  const refused = await takeOver(context, decisionId)
+  if (refused) return refused
+  return whileHoldingClaim(context.store, decisionId, claimLease(context), () =>
+    recoverTakenOver(context, review, verified),
+  )
+}
 
+async function recoverTakenOver(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+  verified: VerifiedAnswer,
+): Promise<PusharyDispatchResult> {
+  const decisionId = review.decisionId
   let snapshot: RunSnapshotView | null = await loadRunSnapshot(
     context.mastra,
     review.workflowId,
@@ -143,11 +173,27 @@ async function recoverParent(
 ): Promise<PusharyDispatchResult> {
   const decisionId = review.decisionId
   if (review.state === 'pending') {
-    const outcome = await resumeBatchParent({ mastra: context.mastra, store: context.store, review })
+    const outcome = await resumeBatchParent({
+      mastra: context.mastra,
+      store: context.store,
+      review,
+      claimLeaseMs: claimLease(context),
+    })
     return { status: 'parent', decisionId, parent: outcome }
   }
   if (review.state !== 'resuming') return { status: 'duplicate', decisionId }
-  if (!(await reclaim(context, decisionId))) return { status: 'busy', decisionId }
+  const refused = await takeOver(context, decisionId)
+  if (refused) return refused
+  return whileHoldingClaim(context.store, decisionId, claimLease(context), () =>
+    recoverParentTakenOver(context, review),
+  )
+}
+
+async function recoverParentTakenOver(
+  context: DispatchContext,
+  review: PusharyBatchParentReview,
+): Promise<PusharyDispatchResult> {
+  const decisionId = review.decisionId
   const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
   const step = (snapshot?.context[review.stepId] as { status?: string } | undefined)?.status
   if (snapshot?.status === 'success') {

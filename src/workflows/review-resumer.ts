@@ -13,6 +13,7 @@ import type { PusharyReview, PusharyWorkflowReview } from '../store/review-schem
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { approvalProgress } from './approval-progress.js'
 import { settleBatchParent } from './batch-parent.js'
+import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatcherOptions, PusharyDispatchResult } from './dispatch-types.js'
 import { isPusharyResumeError } from './resume-error.js'
 import { resumePusharyApproval } from './resume-guard.js'
@@ -44,6 +45,14 @@ function toResumeData(decision: Decision): PusharyApprovalResume {
 export function conflictOption(context: DispatchContext): { conflictTimeoutMs?: number } {
   const ms = context.options.conflictTimeoutMs
   return ms === undefined ? {} : { conflictTimeoutMs: ms }
+}
+
+/** Timing options of the multi-item parent calls: the resume conflict wait and the claim lease. */
+export function parentOptions(context: DispatchContext): {
+  conflictTimeoutMs?: number
+  claimLeaseMs: number
+} {
+  return { ...conflictOption(context), claimLeaseMs: context.options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS }
 }
 
 /**
@@ -122,7 +131,7 @@ async function endStale(
       mastra: context.mastra,
       store: context.store,
       parent: review.parent,
-      ...conflictOption(context),
+      ...parentOptions(context),
     })
     return { ...result, parent }
   } catch (error) {
@@ -232,7 +241,7 @@ export async function resumeClaimed(
         mastra,
         store,
         parent: review.parent,
-        ...conflictOption(context),
+        ...parentOptions(context),
       })
     } catch (error) {
       resumed.parent = { status: 'failed', reason: errorMessage(error) }
@@ -280,20 +289,22 @@ export async function resumePendingReview(
     case 'claimed':
       break
   }
-  if (progress === 'completed') {
-    return completeElsewhere(
-      context,
-      decisionId,
-      'the step was resumed outside the dispatcher with this answer',
-    )
-  }
-  if (progress !== 'suspended') {
-    return endReview(
-      context,
-      decisionId,
-      'stale',
-      `the run is ${snapshot.status} and no longer waits on this decision`,
-    )
-  }
-  return resumeClaimed(context, review, verified)
+  return whileHoldingClaim(context.store, decisionId, claimLease(context), async () => {
+    if (progress === 'completed') {
+      return completeElsewhere(
+        context,
+        decisionId,
+        'the step was resumed outside the dispatcher with this answer',
+      )
+    }
+    if (progress !== 'suspended') {
+      return endStale(context, review, `the run is ${snapshot.status} and no longer waits on this decision`)
+    }
+    return resumeClaimed(context, review, verified)
+  })
+}
+
+/** The claim lease this dispatcher uses. */
+export function claimLease(context: DispatchContext): number {
+  return context.options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS
 }

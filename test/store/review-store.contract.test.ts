@@ -283,6 +283,24 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect(await store.reclaim(review.decisionId, history.at(-1)?.at ?? '', 'Next recovery.')).toBe(true)
     })
 
+    it('lets only the holder of a resuming claim keep it alive, without a history entry', async () => {
+      const review = agentReview()
+      await store.save(review)
+      expect(
+        await store.keepAlive(review.decisionId, (await store.claimState(review.decisionId))?.since ?? ''),
+      ).toBeNull()
+      await store.claim(review.decisionId, review.runId)
+      const claimed = await store.claimState(review.decisionId)
+      expect(claimed?.state).toBe('resuming')
+      const next = await store.keepAlive(review.decisionId, claimed?.since ?? '')
+      expect(next !== null && next > (claimed?.since ?? '')).toBe(true)
+      expect((await store.claimState(review.decisionId))?.since).toBe(next)
+      // The time it saw is outdated now: a stale heartbeat changes nothing.
+      expect(await store.keepAlive(review.decisionId, claimed?.since ?? '')).toBeNull()
+      expect((await store.history(review.decisionId)).map((entry) => entry.event)).toEqual([null, 'CLAIM'])
+      expect(await store.claimState('dec_never_saved')).toBeNull()
+    })
+
     it('never takes over a claim that is not resuming', async () => {
       const review = agentReview()
       await store.save(review)

@@ -6,9 +6,10 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PusharyReview } from '../../src/store/review-schema.js'
+import { whileHoldingClaim } from '../../src/workflows/claim-lease.js'
 import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import { countEffects, createTestEnv, listEffects, runFixture, type TestEnv } from '../helpers/mastra.js'
-import { buildApp, type TestApp } from './fixtures/app.js'
+import { buildApp, CLAIM_LEASE_MS, recoverAfterLease, type TestApp } from './fixtures/app.js'
 
 let env: TestEnv
 let app: TestApp
@@ -167,6 +168,31 @@ describe('recovery of a crash before anything past the approval ran', () => {
     for (const trial of outcomes) expect(trial.filter((status) => status === 'resumed')).toHaveLength(1)
   }, 600_000)
 
+  it('never takes over a claim whose holder keeps it alive, and takes it over once the holder is gone', async () => {
+    const op = `refund:live-${randomUUID()}`
+    const { decisionIds } = await startIn('refund-single', { operationId: op, question: 'Refund?' })
+    const decisionId = decisionIds[0] as string
+    await env.client.decisions.answer(decisionId, 'yes')
+    const review = await app.store.get(decisionId)
+    expect(await app.store.claim(decisionId, review?.runId as string)).toBe('claimed')
+    // A live holder, slow but alive, for three leases.
+    const holding = whileHoldingClaim(app.store, decisionId, CLAIM_LEASE_MS, async () => {
+      const attempts = []
+      for (let index = 0; index < 6; index++) {
+        await new Promise((resolve) => setTimeout(resolve, CLAIM_LEASE_MS / 2))
+        attempts.push(await app.dispatcher.recover(decisionId))
+      }
+      return attempts
+    })
+    const attempts = await holding
+    expect(attempts.map((attempt) => attempt.status)).toEqual(Array(6).fill('busy'))
+    expect((await app.store.history(decisionId)).map((entry) => entry.event)).toEqual([null, 'CLAIM'])
+    // The holder is gone without finishing (as after a crash): once the lease
+    // runs out, exactly one recovery takes over and applies the answer once.
+    expect((await recoverAfterLease(app, decisionId)).status).toBe('resumed')
+    expect((await listEffects(env.dir)).filter((effect) => effect.key === op)).toHaveLength(1)
+  })
+
   it('returns a review whose step could not re-read its decision to pending, and the next round resumes it', async () => {
     const flaky = buildApp(env, { failGets: [2] })
     try {
@@ -206,7 +232,7 @@ describe('recovery of a crash before anything past the approval ran', () => {
     await killed(['resume-decisions', env.dir, JSON.stringify([decisionIds[1]])], {
       PUSHARY_TEST_CRASH_ON_GET: '2',
     })
-    expect((await app.dispatcher.recover(decisionIds[1] as string)).status).toBe('resumed')
+    expect((await recoverAfterLease(app, decisionIds[1] as string)).status).toBe('resumed')
     expect((await app.dispatcher.resumeDecision(decisionIds[2] as string)).status).toBe('resumed')
     expect((await workflow('foreach-gated').getWorkflowRunById(runId))?.status).toBe('success')
     const keys = (await listEffects(env.dir)).map((effect) => effect.key).filter((key) => key.includes(tag))

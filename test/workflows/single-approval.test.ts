@@ -4,7 +4,7 @@ import { isPusharyDeclined } from '../../src/steps/gate-step.js'
 import type { PusharyResumedEvent } from '../../src/workflows/dispatch-types.js'
 import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import { countEffects, createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
-import { buildApp, type TestApp } from './fixtures/app.js'
+import { buildApp, recoverAfterLease, type TestApp } from './fixtures/app.js'
 
 let env: TestEnv
 let app: TestApp
@@ -336,7 +336,7 @@ describe('crash recovery', () => {
     expect((await app.dispatcher.resumeDecision(decisionId)).status).toBe('busy')
 
     // The approval had returned, so the refund may have run: recovery refuses to guess.
-    const recovered = await app.dispatcher.recover(decisionId)
+    const recovered = await recoverAfterLease(app, decisionId)
     expect(recovered).toMatchObject({
       status: 'uncertain',
       reason: expect.stringMatching(/approval step completed/),
