@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { DecisionCallback } from './decision-schemas.js'
 import { decisionEventSchema } from './decision-schemas.js'
-import { isAffirmative } from './question.js'
+import { decisionTypeSchema, isApproved } from './question.js'
 
 /**
  * Header carrying the callback signature (lowercase hex HMAC-SHA256 of the raw body).
@@ -106,6 +106,8 @@ export function parseDecisionCallback(rawBody: string | Uint8Array): DecisionCal
     answeredAt: typeof record.answeredAt === 'string' && record.answeredAt !== '' ? record.answeredAt : null,
   }
   if (typeof record.context === 'string') callback.context = record.context
+  const type = decisionTypeSchema.safeParse(record.type)
+  if (type.success) callback.type = type.data
   return callback
 }
 
@@ -126,5 +128,10 @@ export function resolvePusharyCallback(
   if (!verifyWebhookSignature(rawBody, signature, secret)) return null
   const callback = parseDecisionCallback(rawBody)
   if (!callback) return null
-  return { ...callback, approved: callback.status === 'answered' && isAffirmative(callback.answer) }
+  // A callback without its question type may be a select whose option is
+  // "yes"; only a stated confirm can read as approval (still only a hint).
+  return {
+    ...callback,
+    approved: isApproved({ status: callback.status, type: callback.type, value: callback.answer }),
+  }
 }

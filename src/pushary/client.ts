@@ -39,6 +39,7 @@ import { createPusharyTransport, type PusharyFetch } from './http.js'
 import { externalIdSchema, parseExternalId } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { decisionStatusSchema, isApproved } from './question.js'
+import { isStorableText, STORABLE_TEXT_MESSAGE } from './text-rules.js'
 
 const DEFAULT_ASK_TIMEOUT_MS = 55_000
 
@@ -256,6 +257,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
             'must be a non-empty string of at most 2000 characters',
           )
         }
+        if (!isStorableText(answer)) invalid(operation, 'invalid_answer', 'answer', STORABLE_TEXT_MESSAGE)
         return transport.send({
           operation,
           method: 'POST',

@@ -1,7 +1,14 @@
 import { z } from 'zod/v4'
 import { externalIdSchema, idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
-import { decisionStatusSchema, decisionTypeSchema, optionsSchema, refineOptions } from './question.js'
+import {
+  decisionStatusSchema,
+  decisionTypeSchema,
+  optionsSchema,
+  questionTextSchema,
+  refineOptions,
+} from './question.js'
+import { httpUrlSchema, storableString } from './text-rules.js'
 
 const L = PUSHARY_LIMITS
 
@@ -15,8 +22,8 @@ const L = PUSHARY_LIMITS
  */
 export const decisionParametersSchema = z
   .record(
-    z.string().min(1).max(L.parameterKeyMax),
-    z.union([z.string().max(L.parameterStringMax), z.number(), z.boolean()]),
+    storableString().min(1).max(L.parameterKeyMax),
+    z.union([storableString().max(L.parameterStringMax), z.number(), z.boolean()]),
   )
   .refine((value) => Object.keys(value).length <= L.parametersMaxKeys, {
     message: `parameters accept at most ${L.parametersMaxKeys} keys`,
@@ -34,7 +41,7 @@ export type DecisionParameters = z.infer<typeof decisionParametersSchema>
 export const presentationFormatSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('text') }),
   z.object({ kind: z.literal('currency'), currency: z.string().regex(/^[A-Za-z]{3}$/) }),
-  z.object({ kind: z.literal('quantity'), unit: z.string().min(1).max(40).optional() }),
+  z.object({ kind: z.literal('quantity'), unit: storableString().min(1).max(40).optional() }),
   z.object({ kind: z.literal('timestamp') }),
   z.object({ kind: z.literal('boolean') }),
 ])
@@ -47,13 +54,13 @@ export const presentationFormatSchema = z.discriminatedUnion('kind', [
  *   changes: [{ parameter: 'amountMinor', label: 'Amount', format: { kind: 'currency', currency: 'EUR' } }] })
  */
 export const decisionPresentationSchema = z.object({
-  label: z.string().trim().min(1).max(120),
-  effect: z.string().trim().min(1).max(500),
+  label: storableString().trim().min(1).max(120),
+  effect: storableString().trim().min(1).max(500),
   changes: z
     .array(
       z.object({
-        parameter: z.string().min(1).max(L.parameterKeyMax),
-        label: z.string().trim().min(1).max(120),
+        parameter: storableString().min(1).max(L.parameterKeyMax),
+        label: storableString().trim().min(1).max(120),
         format: presentationFormatSchema,
       }),
     )
@@ -65,15 +72,15 @@ export const decisionPresentationSchema = z.object({
 export type DecisionPresentation = z.infer<typeof decisionPresentationSchema>
 
 const decisionInputShape = {
-  question: z.string().trim().min(1).max(L.questionMax),
+  question: questionTextSchema,
   type: decisionTypeSchema.optional(),
   options: optionsSchema.optional(),
-  placeholder: z.string().max(L.placeholderMax).optional(),
-  context: z.string().max(L.contextMax).optional(),
+  placeholder: storableString().max(L.placeholderMax).optional(),
+  context: storableString().max(L.contextMax).optional(),
   externalId: externalIdSchema.optional(),
-  email: z.email().optional(),
-  callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
-  agentName: z.string().trim().min(1).max(L.agentNameMax).optional(),
+  email: storableString().pipe(z.email()).optional(),
+  callbackUrl: httpUrlSchema.optional(),
+  agentName: storableString().trim().min(1).max(L.agentNameMax).optional(),
   expiresInSeconds: z.number().int().min(1).max(2_592_000).optional(),
   poweredBy: z.boolean().optional(),
   approvalUrl: z.boolean().optional(),
@@ -82,10 +89,10 @@ const decisionInputShape = {
   timeoutSeconds: z.number().int().min(0).max(L.longPollMaxSeconds).optional(),
   idempotencyKey: idSchema.max(200).optional(),
   sandboxOutcome: z.enum(['approve', 'deny', 'no_answer']).optional(),
-  toolName: z.string().trim().min(1).max(200).optional(),
-  toolTarget: z.string().max(500).optional(),
-  actor: z.string().max(L.actorMax).optional(),
-  environment: z.string().max(L.environmentMax).optional(),
+  toolName: storableString().trim().min(1).max(200).optional(),
+  toolTarget: storableString().max(500).optional(),
+  actor: storableString().max(L.actorMax).optional(),
+  environment: storableString().max(L.environmentMax).optional(),
   parameters: decisionParametersSchema.optional(),
   presentation: decisionPresentationSchema.optional(),
 }
@@ -287,13 +294,13 @@ export type DecisionReach = z.output<typeof decisionReachSchema>
  * authorizeInputSchema.parse({ toolName: 'refund.create', parameters: { amountMinor: 4800 } })
  */
 export const authorizeInputSchema = z.object({
-  toolName: z.string().trim().min(1).max(200),
+  toolName: storableString().trim().min(1).max(200),
   toolTarget: decisionInputShape.toolTarget,
   actor: decisionInputShape.actor,
   environment: decisionInputShape.environment,
   parameters: decisionInputShape.parameters,
   externalId: decisionInputShape.externalId,
-  question: z.string().trim().min(1).max(L.questionMax).optional(),
+  question: questionTextSchema.optional(),
   agentName: decisionInputShape.agentName,
 })
 /** @example const input: AuthorizeInput = { toolName: 'refund.create' } */
@@ -349,4 +356,6 @@ export interface DecisionCallback {
   value: string | null
   answeredAt: string | null
   context?: string
+  /** The question's type when the sender includes it; `approved` needs it to be `'confirm'`. */
+  type?: z.infer<typeof decisionTypeSchema>
 }

@@ -1,17 +1,19 @@
 import { createHash } from 'node:crypto'
-import { z } from 'zod/v4'
 import { PusharyValidationError } from './errors.js'
 import { PUSHARY_LIMITS } from './limits.js'
+import { storableString } from './text-rules.js'
 
 /**
- * An identifier: any string that is not blank after trimming. The value is
- * returned byte for byte (never trimmed), because the service matches it
- * exactly and a trimmed id would address a different person.
+ * An identifier: any string that is not blank after trimming and that every
+ * store reads back byte for byte (no NUL, no unpaired surrogate: a device
+ * enrolled for `"victim\u0000x"` would otherwise come back as `"victim"`).
+ * The value is returned unchanged (never trimmed), because the service
+ * matches it exactly and a trimmed id would address a different person.
  *
  * @example
  * idSchema.parse(' run_1 ') // ' run_1 '
  */
-export const idSchema = z.string().refine((value) => value.trim().length > 0, {
+export const idSchema = storableString().refine((value) => value.trim().length > 0, {
   message: 'an identifier cannot be blank',
 })
 

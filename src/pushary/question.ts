@@ -1,6 +1,7 @@
 import { z } from 'zod/v4'
 import { PusharyValidationError } from './errors.js'
 import { PUSHARY_LIMITS } from './limits.js'
+import { isChoosableText, storableString } from './text-rules.js'
 
 /**
  * The three kinds of question a person can be asked.
@@ -32,7 +33,8 @@ export const terminalDecisionStatusSchema = z.enum(['answered', 'expired', 'canc
 /** @example const status: TerminalDecisionStatus = 'cancelled' */
 export type TerminalDecisionStatus = z.infer<typeof terminalDecisionStatusSchema>
 
-const SELECT_NEEDS_OPTIONS = 'select questions require at least two distinct, nonempty options'
+const SELECT_NEEDS_OPTIONS =
+  'select questions require at least two distinct, nonempty options (compared after Unicode NFC normalization)'
 const OPTIONS_ONLY_ON_SELECT = 'only select questions accept options'
 
 /**
@@ -49,7 +51,12 @@ export function refineOptions(
   const type = value.type ?? 'confirm'
   if (type === 'select') {
     const options = value.options ?? []
-    if (options.length < 2 || new Set(options).size !== options.length) {
+    // Options that differ only in Unicode normalization look identical on the
+    // page, so the reviewer could not tell which one they tap.
+    if (
+      options.length < 2 ||
+      new Set(options.map((option) => option.normalize('NFC'))).size !== options.length
+    ) {
       context.addIssue({ code: 'custom', path: ['options'], message: SELECT_NEEDS_OPTIONS })
     }
   } else if (value.options !== undefined) {
@@ -58,14 +65,35 @@ export function refineOptions(
 }
 
 /**
- * Schema of the options list: at most 20 strings of 1–200 characters.
+ * Text of a question: 1–500 characters after trimming, storable byte for
+ * byte, so what the reviewer reads is exactly what was asked (a NUL would
+ * otherwise hide everything after it on the page and in the store).
+ *
+ * @example
+ * questionTextSchema.parse('  Refund EUR 48?  ') // 'Refund EUR 48?'
+ */
+export const questionTextSchema = storableString().trim().min(1).max(PUSHARY_LIMITS.questionMax)
+
+/**
+ * One select option: 1–200 characters, storable, and free of control
+ * characters (a CR, LF or NUL in a button value is rewritten by the browser's
+ * form encoding, so that option could never be chosen).
+ *
+ * @example
+ * optionSchema.parse('Refund to card')
+ */
+export const optionSchema = storableString()
+  .min(1)
+  .max(PUSHARY_LIMITS.optionMax)
+  .refine(isChoosableText, { message: 'an option must not contain control characters (CR, LF, tab, NUL…)' })
+
+/**
+ * Schema of the options list: at most 20 {@link optionSchema} strings.
  *
  * @example
  * optionsSchema.parse(['refund', 'credit'])
  */
-export const optionsSchema = z
-  .array(z.string().min(1).max(PUSHARY_LIMITS.optionMax))
-  .max(PUSHARY_LIMITS.optionsMax)
+export const optionsSchema = z.array(optionSchema).max(PUSHARY_LIMITS.optionsMax)
 
 /**
  * A question to put to one person. `question` is trimmed to 1–500
@@ -76,7 +104,7 @@ export const optionsSchema = z
  */
 export const pusharyQuestionSchema = z
   .object({
-    question: z.string().trim().min(1).max(PUSHARY_LIMITS.questionMax),
+    question: questionTextSchema,
     type: decisionTypeSchema.default('confirm'),
     options: optionsSchema.optional(),
   })
@@ -156,34 +184,32 @@ export function answerPusharyQuestion(
   }
 }
 
-const AFFIRMATIVE = new Set(['yes', 'y', 'approve', 'approved', 'ok', 'okay', 'confirm', 'accept', 'true'])
-
 /**
- * Fail-closed approval check on a service decision: false unless answered;
- * a non-confirm type counts once answered; a confirm (or untyped) answer
- * counts only for a broad yes-word after trimming and lower-casing.
+ * The one approval rule of this package: true only for an answered confirm
+ * whose value is exactly `'yes'`. A select or input answer is data, never
+ * permission, even when its text is `yes` or the tapped option reads
+ * "Approve"; a decision without a known type is not approval either, since
+ * it may have been a select. Fail closed on everything else.
  *
  * @example
- * isApproved({ status: 'answered', type: 'confirm', value: ' Yes ' }) // true
+ * isApproved({ status: 'answered', type: 'confirm', value: 'yes' }) // true
+ * isApproved({ status: 'answered', type: 'select', value: 'yes' }) // false
  */
 export function isApproved(decision: {
   status: string
   type?: DecisionType | null | undefined
   value: string | null | undefined
 }): boolean {
-  if (decision.status !== 'answered') return false
-  if (decision.type !== undefined && decision.type !== null && decision.type !== 'confirm') {
-    return decision.type === 'select' || decision.type === 'input'
-  }
-  if (typeof decision.value !== 'string') return false
-  return AFFIRMATIVE.has(decision.value.trim().toLowerCase())
+  return decision.status === 'answered' && decision.type === 'confirm' && decision.value === 'yes'
 }
 
 /**
- * True when a raw answer string reads as a yes. Null or missing is never yes.
+ * True when a raw confirm answer is exactly `'yes'`, the same rule as
+ * {@link isApproved}. Null or missing is never yes.
  *
  * @example
- * isAffirmative('approve') // true
+ * isAffirmative('yes') // true
+ * isAffirmative('ok') // false
  */
 export function isAffirmative(answer: string | null | undefined): boolean {
   return isApproved({ status: 'answered', type: 'confirm', value: answer ?? null })

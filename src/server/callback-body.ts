@@ -34,6 +34,7 @@ export function buildCallbackBody(
     answer: decision.value,
     value: decision.value,
     answeredAt: decision.answeredAt,
+    type: decision.type,
     ...(decision.context !== null ? { context: decision.context } : {}),
   }
 }

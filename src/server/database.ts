@@ -3,9 +3,11 @@
  * restart loses nothing: decisions, enrolment links, bound devices, the API
  * key and webhook secret, and the callback outbox.
  */
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { type Client, createClient } from '@libsql/client'
+import { migrateServiceDatabase } from './migrations.js'
 
 /** Default database location, relative to the working directory. */
 export const DEFAULT_DB_PATH = '.pushary/dev.db'
@@ -44,7 +46,7 @@ const SCHEMA: readonly string[] = [
   'CREATE INDEX IF NOT EXISTS decisions_status_expires ON decisions (status, expires_ms)',
   'CREATE INDEX IF NOT EXISTS decisions_external_id ON decisions (external_id, seq)',
   `CREATE TABLE IF NOT EXISTS enrollments (
-    token TEXT PRIMARY KEY,
+    token_hash TEXT PRIMARY KEY,
     external_id TEXT NOT NULL,
     created_at TEXT NOT NULL,
     expires_at TEXT NOT NULL,
@@ -100,20 +102,50 @@ const SCHEMA: readonly string[] = [
  */
 export async function openServiceDatabase(path: string): Promise<Client> {
   const absolute = resolve(path)
-  mkdirSync(dirname(absolute), { recursive: true })
+  makePrivateFile(absolute)
   // `timeout` is the per-connection busy timeout; the client pools connections,
-  // so a PRAGMA on one connection would not cover the others.
-  const client = createClient({ url: `file:${absolute}`, timeout: 5_000 })
+  // so a PRAGMA on one connection would not cover the others. The URL is built
+  // by `pathToFileURL` because the driver decodes it: `d%41e.db` would
+  // otherwise open `dAe.db`, and `a#b.db` would lose everything after `#`.
+  const client = createClient({ url: pathToFileURL(absolute).href, timeout: 5_000 })
   try {
     await client.execute('PRAGMA journal_mode = WAL')
+    await migrateServiceDatabase(client)
     for (const statement of SCHEMA) {
       await client.execute(statement)
+    }
+    // SQLite gives -wal and -shm the main file's mode; files left by an older
+    // version (0644) are tightened here as well.
+    for (const suffix of ['', '-wal', '-shm']) {
+      if (existsSync(absolute + suffix)) chmodSync(absolute + suffix, PRIVATE_FILE_MODE)
     }
   } catch (error) {
     client.close()
     throw error
   }
   return client
+}
+
+/** Mode of the database file and its -wal/-shm companions: owner read/write only. */
+export const PRIVATE_FILE_MODE = 0o600
+/** Mode of a directory the service creates for its database: owner only. */
+export const PRIVATE_DIR_MODE = 0o700
+
+// The file holds the API key and webhook secret: any local user who can read
+// it can answer every decision. Directories are made private only when this
+// call creates them, so `--db /tmp/x.db` never changes /tmp.
+function makePrivateFile(absolute: string): void {
+  const directory = dirname(absolute)
+  const firstCreated = mkdirSync(directory, { recursive: true, mode: PRIVATE_DIR_MODE })
+  if (firstCreated !== undefined) {
+    for (let current = directory; current.startsWith(firstCreated); current = dirname(current)) {
+      chmodSync(current, PRIVATE_DIR_MODE)
+      if (current === firstCreated) break
+    }
+  }
+  // Created before the driver opens it, so there is no moment when it is world-readable.
+  if (!existsSync(absolute)) closeSync(openSync(absolute, 'a', PRIVATE_FILE_MODE))
+  chmodSync(absolute, PRIVATE_FILE_MODE)
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Client } from '@libsql/client'
 import type { z } from 'zod/v4'
 import type { createDecisionInputSchema, DecisionReach } from '../pushary/decision-schemas.js'
 import { answerPusharyQuestion } from '../pushary/question.js'
+import { isStorableText, STORABLE_TEXT_MESSAGE } from '../pushary/text-rules.js'
 import type { CallbackOutbox } from './callbacks-outbox.js'
 import type { DecisionEvents } from './decision-events.js'
 import {
@@ -100,7 +101,7 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
   }
 
   const reachability = async (externalId: string): Promise<DecisionReach> => {
-    const deviceCount = await enrollments.deviceCount(externalId)
+    const deviceCount = await enrollments.deviceCount(externalId, deps.now())
     const reachable = deviceCount > 0
     return {
       externalId,
@@ -132,6 +133,12 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
         const unreachable: never = decision.status
         return { status: 'not_found', message: `Unknown status ${String(unreachable)}.` }
       }
+    }
+    // Checked here, the one path of API relays and reviewer taps: a value the
+    // store would read back cut or changed must not be recorded as the answer
+    // while the callback carries it whole.
+    if (!isStorableText(value)) {
+      return { status: 'invalid_answer', message: `The answer ${STORABLE_TEXT_MESSAGE}.` }
     }
     if (decision.type === 'input' && (value.trim().length === 0 || value.length > INPUT_ANSWER_MAX)) {
       return {

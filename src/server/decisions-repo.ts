@@ -5,6 +5,7 @@
  */
 import type { Client, InValue, Row } from '@libsql/client'
 import { buildCallbackBody } from './callback-body.js'
+import { exactColumn, exactText } from './exact-text.js'
 import type {
   AnswerSource,
   DecisionContent,
@@ -70,9 +71,39 @@ export interface DecisionsRepo {
   overdue(nowMs: number, limit: number): Promise<string[]>
 }
 
-function text(row: Row, column: string): string | null {
-  const value = row[column]
-  return typeof value === 'string' ? value : null
+// Every TEXT column is read as its stored bytes: the driver would cut a NUL
+// (written by an older version) and hand back a different customer, question
+// or answer than the one stored.
+const TEXT_COLUMNS = [
+  'decision_id',
+  'status',
+  'type',
+  'question',
+  'options',
+  'placeholder',
+  'context',
+  'external_id',
+  'email',
+  'callback_url',
+  'agent_name',
+  'tool_name',
+  'tool_target',
+  'actor',
+  'environment',
+  'parameters',
+  'presentation',
+  'sandbox_outcome',
+  'idempotency_key',
+  'created_at',
+  'expires_at',
+  'answered_at',
+  'value',
+  'answer_source',
+] as const
+const COLUMNS = ['seq', 'created_ms', 'expires_ms', ...TEXT_COLUMNS.map(exactColumn)].join(', ')
+
+function text(row: Row, column: (typeof TEXT_COLUMNS)[number]): string | null {
+  return exactText(row, column)
 }
 
 function num(row: Row, column: string): number {
@@ -80,7 +111,7 @@ function num(row: Row, column: string): number {
   return typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : 0
 }
 
-function json<T>(row: Row, column: string): T | null {
+function json<T>(row: Row, column: (typeof TEXT_COLUMNS)[number]): T | null {
   const raw = text(row, column)
   return raw === null ? null : (JSON.parse(raw) as T)
 }
@@ -128,14 +159,17 @@ function iso(ms: number): string {
 export function createDecisionsRepo(db: Client): DecisionsRepo {
   const get = async (decisionId: string): Promise<DecisionRecord | null> => {
     const result = await db.execute({
-      sql: 'SELECT * FROM decisions WHERE decision_id = ?',
+      sql: `SELECT ${COLUMNS} FROM decisions WHERE decision_id = ?`,
       args: [decisionId],
     })
     const row = result.rows[0]
     return row === undefined ? null : toRecord(row)
   }
   const getByIdempotencyKey = async (key: string): Promise<DecisionRecord | null> => {
-    const result = await db.execute({ sql: 'SELECT * FROM decisions WHERE idempotency_key = ?', args: [key] })
+    const result = await db.execute({
+      sql: `SELECT ${COLUMNS} FROM decisions WHERE idempotency_key = ?`,
+      args: [key],
+    })
     const row = result.rows[0]
     return row === undefined ? null : toRecord(row)
   }
@@ -212,7 +246,7 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
       }
       const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
       const result = await db.execute({
-        sql: `SELECT * FROM decisions ${clause} ORDER BY seq DESC LIMIT ?`,
+        sql: `SELECT ${COLUMNS} FROM decisions ${clause} ORDER BY seq DESC LIMIT ?`,
         args: [...args, filter.limit],
       })
       return result.rows.map(toRecord)
@@ -220,7 +254,7 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
 
     async listPendingFor(externalId, nowMs) {
       const result = await db.execute({
-        sql: `SELECT * FROM decisions WHERE external_id = ? AND status = 'pending' AND expires_ms > ?
+        sql: `SELECT ${COLUMNS} FROM decisions WHERE external_id = ? AND status = 'pending' AND expires_ms > ?
               ORDER BY seq DESC`,
         args: [externalId, nowMs],
       })
@@ -231,7 +265,7 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
       const tx = await db.transaction('write')
       try {
         const found = await tx.execute({
-          sql: 'SELECT * FROM decisions WHERE decision_id = ?',
+          sql: `SELECT ${COLUMNS} FROM decisions WHERE decision_id = ?`,
           args: [decisionId],
         })
         const row = found.rows[0]
@@ -282,7 +316,7 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
 
     async pendingSandbox() {
       const result = await db.execute(
-        `SELECT * FROM decisions WHERE status = 'pending' AND sandbox_outcome IN ('approve', 'deny') ORDER BY seq ASC`,
+        `SELECT ${COLUMNS} FROM decisions WHERE status = 'pending' AND sandbox_outcome IN ('approve', 'deny') ORDER BY seq ASC`,
       )
       return result.rows.map(toRecord)
     },

@@ -11,11 +11,16 @@ import { PusharyError } from '../pushary/errors.js'
  * @example
  * if (isPusharyDevServerError(error) && error.code === 'listen_failed') console.error('port taken:', error.field)
  */
-export type PusharyDevServerErrorCode = 'invalid_option' | 'invalid_policy' | 'listen_failed'
+export type PusharyDevServerErrorCode =
+  | 'invalid_option'
+  | 'invalid_policy'
+  | 'invalid_database'
+  | 'listen_failed'
 
 /**
  * Thrown by `createPusharyDevServer` and the `dev` command for bad options, an
- * unreadable policy file or a port that cannot be bound. `field` names the option.
+ * unreadable policy file, a database written by a newer version, or a port
+ * that cannot be bound. `field` names the option.
  *
  * @example
  * try { await createPusharyDevServer({ port: -1 }) } catch (error) {

@@ -17,6 +17,7 @@ const body = JSON.stringify({
   value: 'yes',
   answeredAt: '2025-01-01T00:00:00.000Z',
   context: '{"runId":"r1"}',
+  type: 'confirm',
 })
 
 function flipByte(text: string, index: number): string {
@@ -67,6 +68,7 @@ describe('parseDecisionCallback', () => {
       value: 'yes',
       answeredAt: '2025-01-01T00:00:00.000Z',
       context: '{"runId":"r1"}',
+      type: 'confirm',
     })
   })
 
@@ -116,11 +118,20 @@ describe('parseDecisionCallback', () => {
 })
 
 describe('resolvePusharyCallback', () => {
-  it('verifies then parses, approving only an affirmative answered callback', () => {
+  it('verifies then parses, approving only a confirm callback answered yes', () => {
     const resolved = resolvePusharyCallback(body, signWebhookBody(body, secret), secret)
-    expect(resolved).toMatchObject({ decisionId: 'dec_1', approved: true })
-    const declined = JSON.stringify({ correlationId: 'dec_4', status: 'answered', answer: 'no' })
-    expect(resolvePusharyCallback(declined, signWebhookBody(declined, secret), secret)?.approved).toBe(false)
+    expect(resolved).toMatchObject({ decisionId: 'dec_1', type: 'confirm', approved: true })
+    const signed = (fields: Record<string, unknown>) => {
+      const raw = JSON.stringify({ correlationId: 'dec_4', status: 'answered', ...fields })
+      return resolvePusharyCallback(raw, signWebhookBody(raw, secret), secret)?.approved
+    }
+    expect(signed({ answer: 'no', type: 'confirm' })).toBe(false)
+    expect(signed({ answer: 'ok', type: 'confirm' })).toBe(false)
+    // A tapped select option or typed text that reads "yes" is data, and a
+    // callback that does not say it was a confirm cannot be read as one.
+    expect(signed({ answer: 'yes', type: 'select' })).toBe(false)
+    expect(signed({ answer: 'yes', type: 'input' })).toBe(false)
+    expect(signed({ answer: 'yes' })).toBe(false)
   })
 
   it('returns null for a bad signature or an unparseable signed body', () => {

@@ -104,21 +104,30 @@ describe('answerPusharyQuestion', () => {
 })
 
 describe('isApproved, isAffirmative and describeAnswer', () => {
-  it('fails closed unless the decision was answered affirmatively', () => {
-    expect(isApproved({ status: 'answered', type: 'confirm', value: ' OK ' })).toBe(true)
-    expect(isApproved({ status: 'answered', value: 'approve' })).toBe(true)
+  it('approves only a confirm answered exactly yes', () => {
+    expect(isApproved({ status: 'answered', type: 'confirm', value: 'yes' })).toBe(true)
+    expect(isApproved({ status: 'answered', type: 'confirm', value: ' OK ' })).toBe(false)
+    expect(isApproved({ status: 'answered', type: 'confirm', value: 'Yes' })).toBe(false)
+    expect(isApproved({ status: 'answered', value: 'yes' })).toBe(false)
+    expect(isApproved({ status: 'answered', type: null, value: 'yes' })).toBe(false)
     expect(isApproved({ status: 'answered', type: 'confirm', value: 'nope' })).toBe(false)
     expect(isApproved({ status: 'answered', type: 'confirm', value: null })).toBe(false)
     expect(isApproved({ status: 'expired', type: 'confirm', value: 'yes' })).toBe(false)
     expect(isApproved({ status: 'pending', type: 'input', value: 'yes' })).toBe(false)
-    expect(isApproved({ status: 'answered', type: 'select', value: 'basic' })).toBe(true)
   })
 
-  it('reads the broad yes-set and nothing else', () => {
-    for (const word of ['yes', 'y', 'approve', 'approved', 'ok', 'okay', 'confirm', 'accept', 'TRUE']) {
-      expect(isAffirmative(word)).toBe(true)
+  it('never approves a select or an input answer, whatever it says', () => {
+    for (const value of ['basic', 'Deny refund', 'yes', 'Approve']) {
+      expect(isApproved({ status: 'answered', type: 'select', value })).toBe(false)
+      expect(isApproved({ status: 'answered', type: 'input', value })).toBe(false)
     }
-    for (const word of ['no', '', 'yes please', null, undefined]) expect(isAffirmative(word)).toBe(false)
+  })
+
+  it('reads exactly "yes" as affirmative and nothing else', () => {
+    expect(isAffirmative('yes')).toBe(true)
+    for (const word of ['y', 'approve', 'ok', 'TRUE', 'Yes', ' yes', 'no', '', 'yes please', null, undefined]) {
+      expect(isAffirmative(word)).toBe(false)
+    }
   })
 
   it('tells an agent not to proceed unless a confirm was approved', () => {

@@ -93,6 +93,7 @@ describe('expiry', () => {
       value: null,
       answeredAt: null,
       context: 'ctx-1',
+      type: 'confirm',
     })
     expect(await h.client.decisions.get(decisionId)).toMatchObject({ status: 'expired', answered: false })
     const late = await rejection(h.client.decisions.answer(decisionId, 'yes'))

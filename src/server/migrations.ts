@@ -1,0 +1,66 @@
+/**
+ * Upgrades a service database written by an older version, in place and in
+ * one transaction, tracked by `PRAGMA user_version`. A file written by a newer
+ * version is refused rather than guessed at.
+ */
+import type { Client, ResultSet } from '@libsql/client'
+import { PusharyDevServerError } from './dev-server-error.js'
+import { hashToken } from './enrollment-repo.js'
+
+/** The schema version this code writes. */
+export const SERVICE_SCHEMA_VERSION = 1
+
+async function columnsOf(db: { execute(sql: string): Promise<ResultSet> }, table: string): Promise<string[]> {
+  const result = await db.execute(`PRAGMA table_info(${table})`)
+  return result.rows.map((row) => String(row.name))
+}
+
+/**
+ * Brings `db` to {@link SERVICE_SCHEMA_VERSION}. Version 1 stores enrolment
+ * tokens as SHA-256 digests (version 0 kept them in plain text, so a copy of
+ * the file could enrol a device); unconsumed links keep working because the
+ * lookup hashes the presented token.
+ *
+ * @example
+ * await migrateServiceDatabase(db)
+ */
+export async function migrateServiceDatabase(db: Client): Promise<void> {
+  const version = Number((await db.execute('PRAGMA user_version')).rows[0]?.user_version ?? 0)
+  if (version > SERVICE_SCHEMA_VERSION) {
+    throw new PusharyDevServerError({
+      code: 'invalid_database',
+      field: 'dbPath',
+      message: `the database has schema version ${version}, newer than this version understands (${SERVICE_SCHEMA_VERSION}); upgrade @pushary/mastra or use another --db`,
+    })
+  }
+  if (version === SERVICE_SCHEMA_VERSION) return
+  const tx = await db.transaction('write')
+  try {
+    if ((await columnsOf(tx, 'enrollments')).includes('token')) {
+      const rows = await tx.execute(
+        'SELECT token, external_id, created_at, expires_at, consumed_at FROM enrollments',
+      )
+      await tx.execute('ALTER TABLE enrollments RENAME TO enrollments_plain')
+      await tx.execute(`CREATE TABLE enrollments (
+        token_hash TEXT PRIMARY KEY,
+        external_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        consumed_at TEXT
+      )`)
+      for (const row of rows.rows) {
+        await tx.execute({
+          // The customer is copied inside SQLite so its bytes are not cut at a NUL on the way.
+          sql: `INSERT INTO enrollments (token_hash, external_id, created_at, expires_at, consumed_at)
+                SELECT ?, external_id, created_at, expires_at, consumed_at FROM enrollments_plain WHERE token = ?`,
+          args: [hashToken(String(row.token)), String(row.token)],
+        })
+      }
+      await tx.execute('DROP TABLE enrollments_plain')
+    }
+    await tx.execute(`PRAGMA user_version = ${SERVICE_SCHEMA_VERSION}`)
+    await tx.commit()
+  } finally {
+    tx.close()
+  }
+}
