@@ -17,8 +17,10 @@ import {
 import { externalIdSchema } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
 import { decisionStatusSchema } from '../pushary/question.js'
+import { storableString } from '../pushary/text-rules.js'
 import { requireApiKey } from './api-auth.js'
 import type { CallbackDelivery, CallbackOutbox } from './callbacks-outbox.js'
+import type { SlotLimiter } from './connection-limits.js'
 import type { DecisionEvents } from './decision-events.js'
 import type { DecisionService } from './decision-service.js'
 import type { DecisionRecord } from './decisions-repo.js'
@@ -33,6 +35,8 @@ export interface ApiRouteDeps {
   publicUrl: string
   now: () => number
   apiKey: () => string
+  /** Caps long-polls held at once per API key. */
+  longPolls: SlotLimiter
   webhookSecret: { get(): Promise<string>; rotate(): Promise<string> }
   onEnrollmentLink?: (link: { externalId: string; universalLink: string; expiresInSeconds: number }) => void
 }
@@ -140,7 +144,7 @@ const listQuerySchema = z.object({
   to: z.iso.datetime({ offset: true }).optional(),
 })
 
-const answerBodySchema = z.object({ answer: z.string().max(10_000) })
+const answerBodySchema = z.object({ answer: storableString().max(10_000) })
 
 /**
  * Builds the API sub-app (mounted at `/api/v1/server`).
@@ -267,6 +271,20 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
       if (!parsed.success) return invalidFromZod(c, parsed.error, 'wait')
       waitSeconds = parsed.data
     }
+    // Each held long-poll keeps a socket open; past the cap the caller is told
+    // to come back rather than starving everyone else of connections.
+    const release = waitSeconds > 0 ? deps.longPolls.acquire(deps.apiKey()) : () => {}
+    if (release === null) {
+      c.header('Retry-After', '1')
+      return c.json(
+        {
+          error: 'too_many_waits',
+          code: 'too_many_waits',
+          message: 'Too many long-polls are open for this API key; retry shortly.',
+        },
+        429,
+      )
+    }
     // Subscribe before the first read so an answer landing in between is not missed.
     const stop = new AbortController()
     const signal = AbortSignal.any([stop.signal, c.req.raw.signal])
@@ -280,6 +298,7 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
       return c.json(decisionJson(decision, await deps.outbox.deliveriesFor(id)))
     } finally {
       stop.abort()
+      release()
     }
   })
 

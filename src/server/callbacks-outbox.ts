@@ -8,6 +8,8 @@
  */
 import type { Client, Row } from '@libsql/client'
 import { SIGNATURE_HEADER, signWebhookBody } from '../pushary/callbacks.js'
+import { isStorableText } from '../pushary/text-rules.js'
+import { exactText } from './exact-text.js'
 
 /**
  * Retry policy for callback delivery.
@@ -83,6 +85,35 @@ function s(row: Row, column: string): string | null {
 }
 
 /**
+ * The URL with any `user:password@` replaced. New decisions cannot carry
+ * credentials (the create schema refuses them), but a row written by an older
+ * version may, and neither the delivery list nor an error may echo them.
+ *
+ * @example
+ * redactUrl('https://u:p@example.com/cb') // 'https://***@example.com/cb'
+ */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.username === '' && parsed.password === '') return url
+    parsed.username = '***'
+    parsed.password = ''
+    return parsed.href
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, '//***@')
+  }
+}
+
+function hasCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url)
+    return parsed.username !== '' || parsed.password !== ''
+  } catch {
+    return false
+  }
+}
+
+/**
  * Starts the callback delivery worker.
  *
  * @example
@@ -109,10 +140,15 @@ export function createCallbackOutbox(deps: OutboxDeps): CallbackOutbox {
     const deliveryId = n(row, 'delivery_id') ?? 0
     const attemptNo = (n(row, 'attempts') ?? 0) + 1
     const body = s(row, 'body') ?? ''
-    const url = s(row, 'url') ?? ''
+    // Read as stored bytes: a NUL (written by an older version) would otherwise
+    // cut the URL and deliver the answer to a different path.
+    const url = exactText(row, 'exact_url') ?? ''
     let statusCode: number | null = null
     let error: string | null = null
     try {
+      // fetch refuses such URLs with a message quoting them; say why instead.
+      if (hasCredentials(url)) throw new Error('the callback URL contains credentials (user:password@)')
+      if (!isStorableText(url)) throw new Error('the callback URL contains NUL or unpaired surrogates')
       const secret = await deps.webhookSecret()
       const response = await deps.fetch(url, {
         method: 'POST',
@@ -132,7 +168,9 @@ export function createCallbackOutbox(deps: OutboxDeps): CallbackOutbox {
     } catch (cause) {
       // Shutting down is not the receiver's fault: leave the row due.
       if (closing.signal.aborted) return
-      error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
+      error = (cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause))
+        .split(url)
+        .join(redactUrl(url))
     }
     const nowMs = deps.now()
     const at = new Date(nowMs).toISOString()
@@ -160,7 +198,7 @@ export function createCallbackOutbox(deps: OutboxDeps): CallbackOutbox {
     do {
       rescan = false
       const due = await deps.db.execute({
-        sql: `SELECT * FROM callback_deliveries WHERE state = 'pending' AND next_attempt_ms <= ?
+        sql: `SELECT *, CAST(url AS BLOB) AS exact_url FROM callback_deliveries WHERE state = 'pending' AND next_attempt_ms <= ?
               ORDER BY next_attempt_ms ASC LIMIT 50`,
         args: [deps.now()],
       })
@@ -210,7 +248,7 @@ export function createCallbackOutbox(deps: OutboxDeps): CallbackOutbox {
         deliveries.push({
           deliveryId,
           event: s(row, 'event') ?? '',
-          url: s(row, 'url') ?? '',
+          url: redactUrl(s(row, 'url') ?? ''),
           state,
           attempts: n(row, 'attempts') ?? 0,
           nextAttemptAt: state === 'pending' ? new Date(n(row, 'next_attempt_ms') ?? 0).toISOString() : null,

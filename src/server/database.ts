@@ -174,18 +174,23 @@ export async function writeSetting(db: Client, key: string, value: string): Prom
 }
 
 /**
- * Returns the stored value for `key`, creating it with `create()` on first use.
- * An `INSERT OR IGNORE` followed by a read keeps two racing callers on one value.
+ * Returns the stored value for `key`, creating it with `create()` on first use,
+ * and whether this call created it. An `INSERT OR IGNORE` followed by a read
+ * keeps two racing callers on one value.
  *
  * @example
- * const secret = await ensureSetting(db, 'webhook_secret', () => randomSecret())
+ * const { value: secret, created } = await ensureSetting(db, 'webhook_secret', () => randomSecret())
  */
-export async function ensureSetting(db: Client, key: string, create: () => string): Promise<string> {
-  await db.execute({
+export async function ensureSetting(
+  db: Client,
+  key: string,
+  create: () => string,
+): Promise<{ value: string; created: boolean }> {
+  const inserted = await db.execute({
     sql: 'INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)',
     args: [key, create()],
   })
   const value = await readSetting(db, key)
   if (value === null) throw new Error(`Pushary dev server: setting "${key}" could not be stored.`)
-  return value
+  return { value, created: inserted.rowsAffected === 1 }
 }

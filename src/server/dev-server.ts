@@ -12,6 +12,7 @@ import { z } from 'zod/v4'
 import { generateDevApiKey } from './api-auth.js'
 import { createApiRoutes } from './api-routes.js'
 import { type CallbackRetryOptions, createCallbackOutbox } from './callbacks-outbox.js'
+import { createSlotLimiter, type PusharyDevServerLimits, resolveLimits } from './connection-limits.js'
 import { DEFAULT_DB_PATH, ensureSetting, openServiceDatabase, writeSetting } from './database.js'
 import { createDecisionEvents } from './decision-events.js'
 import { createDecisionService } from './decision-service.js'
@@ -46,6 +47,8 @@ export interface PusharyDevServerOptions {
   sandbox?: boolean
   /** Callback retry policy. */
   callbackRetry?: CallbackRetryOptions
+  /** Socket timeouts, the connection cap and the long-poll and event-stream caps. */
+  limits?: PusharyDevServerLimits
   /** How often overdue decisions are expired (default 1 000 ms). */
   sweepIntervalMs?: number
   /** Clock in milliseconds (default `Date.now`). */
@@ -76,6 +79,12 @@ export interface PusharyDevServer {
   readonly apiKey: string
   /** The current webhook secret (changes after a rotation). */
   readonly webhookSecret: string
+  /**
+   * Which secrets this start created (first start on a new database, or a
+   * rotation of a missing one): the `dev` command prints secrets only then,
+   * or when asked.
+   */
+  readonly created: { readonly apiKey: boolean; readonly webhookSecret: boolean }
   readonly dbPath: string
   /** Stops listening, releases long-polls, stops timers and closes the database. */
   close(): Promise<void>
@@ -86,9 +95,14 @@ const optionsSchema = z.object({
   port: z.number().int().min(0).max(65_535).optional(),
   dbPath: z.string().trim().min(1).optional(),
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+  // Printable ASCII only: the key is compared as UTF-8 bytes, where unpaired
+  // surrogates would collapse into one value.
   apiKey: z
     .string()
-    .regex(/^[^\s.]+\.[^\s]+$/, 'apiKey must look like pk_….sk_… (no spaces)')
+    .regex(
+      /^[\x21-\x2d\x2f-\x7e]+\.[\x21-\x7e]+$/,
+      'apiKey must look like pk_….sk_… (printable ASCII, no spaces)',
+    )
     .max(200)
     .optional(),
   policyPath: z.string().trim().min(1).optional(),
@@ -139,10 +153,14 @@ export async function createPusharyDevServer(
   const policy: PolicyFile =
     checked.data.policyPath === undefined ? { rules: [] } : await loadPolicyFile(checked.data.policyPath)
 
+  const limits = resolveLimits(options.limits)
   const db = await openServiceDatabase(dbPath)
-  const apiKey = checked.data.apiKey ?? (await ensureSetting(db, 'api_key', generateDevApiKey))
+  const storedKey =
+    checked.data.apiKey === undefined ? await ensureSetting(db, 'api_key', generateDevApiKey) : null
+  const apiKey = checked.data.apiKey ?? storedKey?.value ?? ''
   const newSecret = () => `whsec_${randomBytes(24).toString('hex')}`
-  let webhookSecret = await ensureSetting(db, 'webhook_secret', newSecret)
+  const storedSecret = await ensureSetting(db, 'webhook_secret', newSecret)
+  let webhookSecret = storedSecret.value
 
   const events = createDecisionEvents()
   const outbox = createCallbackOutbox({
@@ -162,7 +180,18 @@ export async function createPusharyDevServer(
       handler === null ? new Response('starting', { status: 503 }) : handler.fetch(request, env),
     port: checked.data.port ?? 0,
     hostname: host,
+    // Half-sent requests are cut after the header/request timeouts; Node only
+    // checks them every `connectionsCheckingInterval`, 30 s by default.
+    serverOptions: {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
   })
+  // Below the usual 1,024 open-file limit, so the database and outgoing
+  // callbacks always find a descriptor.
+  server.maxConnections = limits.maxConnections
   try {
     await new Promise<void>((resolve, reject) => {
       if (server.listening) return resolve()
@@ -214,6 +243,7 @@ export async function createPusharyDevServer(
       publicUrl,
       now,
       apiKey: () => apiKey,
+      longPolls: createSlotLimiter(limits.maxLongPollsPerKey),
       webhookSecret: {
         get: async () => webhookSecret,
         async rotate() {
@@ -226,7 +256,10 @@ export async function createPusharyDevServer(
       ...(options.onEnrollmentLink ? { onEnrollmentLink: options.onEnrollmentLink } : {}),
     }),
   )
-  app.route('/', createReviewerApp(service.reviewerDeps))
+  app.route(
+    '/',
+    createReviewerApp(service.reviewerDeps, { streams: createSlotLimiter(limits.maxStreamsPerDevice) }),
+  )
   app.get('/', (c) => c.redirect('/review'))
   app.notFound((c) => c.json({ error: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` }, 404))
   app.onError((error, c) => {
@@ -270,6 +303,7 @@ export async function createPusharyDevServer(
     get webhookSecret() {
       return webhookSecret
     },
+    created: { apiKey: storedKey?.created ?? false, webhookSecret: storedSecret.created },
     dbPath,
     close() {
       closing ??= close()

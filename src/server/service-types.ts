@@ -71,7 +71,8 @@ export interface ReviewerDeps {
   peekEnrollment(token: string): Promise<{ externalId: string } | null>
   /** Returns a fresh random token; only its SHA-256 is stored. */
   registerDevice(externalId: string): Promise<{ deviceToken: string }>
-  deviceFromToken(deviceToken: string): Promise<{ externalId: string } | null>
+  /** The device's customer and public id; null when unknown, revoked or long idle. */
+  deviceFromToken(deviceToken: string): Promise<{ externalId: string; deviceId: string } | null>
   /** Returns an unsubscribe function. */
   subscribe(listener: (event: DecisionEvent) => void): () => void
   /** Base URL printed in links (no trailing slash), e.g. `http://192.168.1.5:4000`. */

@@ -5,17 +5,55 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Context, MiddlewareHandler } from 'hono'
-import { getCookie } from 'hono/cookie'
 import type { ReviewerDeps } from '../service-types.js'
 
-/** Name of the cookie holding the random device token. */
+/** Name of the cookie holding the random device token on an http page. */
 export const DEVICE_COOKIE = 'pushary_device'
+
+/**
+ * Name of the device cookie on an https page. Cookies are not isolated by
+ * port, so any page on the same host could plant a `pushary_device` cookie;
+ * a `__Host-` cookie can only be set by a secure page, for path `/`, without
+ * a domain, so no other origin can toss one in.
+ */
+export const SECURE_DEVICE_COOKIE = '__Host-pushary_device'
+
+/**
+ * The device cookie's name for a public URL.
+ *
+ * @example
+ * deviceCookieName('https://approvals.example.com') // '__Host-pushary_device'
+ */
+export function deviceCookieName(publicUrl: string): string {
+  return publicUrl.startsWith('https:') ? SECURE_DEVICE_COOKIE : DEVICE_COOKIE
+}
+
+/**
+ * Every value of cookie `name` in a `Cookie` header, in header order. A
+ * browser sends several when cookies of the same name exist for different
+ * paths or were set by a page on another port of the same host.
+ *
+ * @example
+ * cookieValues('a=1; pushary_device=x; pushary_device=y', 'pushary_device') // ['x', 'y']
+ */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  if (header === undefined) return []
+  const values: string[] = []
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq === -1) continue
+    if (part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim())
+  }
+  return values
+}
 
 /** Hono environment of the reviewer sub-app. */
 export interface ReviewerEnv {
   Variables: {
     /** The customer this device answers for. */
     externalId: string
+    /** Public handle of the device (a digest prefix), for per-device limits. */
+    deviceId: string
     /** Per-device CSRF token rendered into every answer form. */
     csrf: string
     /** CSP nonce for this response's inline style and script. */
@@ -56,21 +94,29 @@ export function createNonce(): string {
 
 /**
  * Middleware: resolves the device cookie to a customer, or calls `onMissing`
- * (a 401 page or JSON) when there is no cookie or the device is unknown.
+ * (a 401 page or JSON) when there is no cookie or the device is unknown, or
+ * `onConflict` when the request carries more than one device cookie: one of
+ * them was planted (from another port of the same host, or a narrower path),
+ * and picking either could show the reviewer someone else's questions.
  *
  * @example
- * app.get('/review', requireDevice(deps, (c) => c.text('not enrolled', 401)), (c) => c.text(c.get('externalId')))
+ * app.get('/review', requireDevice(deps, (c) => c.text('not enrolled', 401), (c) => c.text('two cookies', 400)), (c) => c.text(c.get('externalId')))
  */
 export function requireDevice(
-  deps: Pick<ReviewerDeps, 'deviceFromToken'>,
+  deps: Pick<ReviewerDeps, 'deviceFromToken' | 'publicUrl'>,
   onMissing: (c: Context<ReviewerEnv>) => Response | Promise<Response>,
+  onConflict: (c: Context<ReviewerEnv>) => Response | Promise<Response>,
 ): MiddlewareHandler<ReviewerEnv> {
+  const name = deviceCookieName(deps.publicUrl)
   return async (c, next) => {
-    const token = getCookie(c, DEVICE_COOKIE)
+    const tokens = cookieValues(c.req.header('cookie'), name)
+    if (tokens.length > 1) return onConflict(c)
+    const token = tokens[0]
     if (token === undefined || !TOKEN_SHAPE.test(token)) return onMissing(c)
     const device = await deps.deviceFromToken(token)
     if (device === null) return onMissing(c)
     c.set('externalId', device.externalId)
+    c.set('deviceId', device.deviceId)
     c.set('csrf', csrfTokenFor(token))
     await next()
   }

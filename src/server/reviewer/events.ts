@@ -14,6 +14,8 @@ export interface ReviewerEventOptions {
   readonly keepAliveMs?: number
   /** Reconnect delay the browser is told to use. Default 2 000 ms. */
   readonly retryMs?: number
+  /** Called once when the stream ends (client gone or server closing). */
+  readonly onClose?: () => void
 }
 
 /**
@@ -58,6 +60,7 @@ export function streamReviewerEvents(
     } finally {
       clearInterval(keepAlive)
       unsubscribe()
+      options.onClose?.()
     }
   })
 }

@@ -8,12 +8,13 @@ import type { Context } from 'hono'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { setCookie } from 'hono/cookie'
+import type { SlotLimiter } from '../connection-limits.js'
 import type { ReviewerDeps } from '../service-types.js'
 import { answerJson, handleAnswerPost, httpStatusOf, wantsJson } from './answer.js'
 import {
   checkNotCrossSite,
   createNonce,
-  DEVICE_COOKIE,
+  deviceCookieName,
   type ReviewerEnv,
   requireDevice,
 } from './device-auth.js'
@@ -32,9 +33,11 @@ export interface ReviewerAppOptions {
   readonly events?: ReviewerEventOptions
   /** Lifetime of the device cookie. Default 180 days. */
   readonly deviceCookieMaxAgeSeconds?: number
+  /** Caps concurrent event streams per device; unlimited when absent. */
+  readonly streams?: SlotLimiter
 }
 
-type StatusCode = 200 | 400 | 401 | 403 | 404 | 409 | 410
+type StatusCode = 200 | 400 | 401 | 403 | 404 | 409 | 410 | 429
 
 const ENROLL_TOKEN_SHAPE = /^[A-Za-z0-9_-]{1,200}$/
 
@@ -66,6 +69,13 @@ function message(
   return page(c, renderMessagePage({ title, message: text, nonce: c.get('nonce'), backLink }), status)
 }
 
+function conflictingCookies(c: Context<ReviewerEnv>): Response {
+  const text =
+    "This browser sent two device cookies for this site, so one of them was planted by another page. Nothing is shown until that is resolved: clear this site's cookies, then open your enrollment link again."
+  if (wantsJson(c)) return c.json({ status: 'conflicting_device_cookies', message: text }, 400)
+  return message(c, 400, 'Two device cookies', text)
+}
+
 function notEnrolled(c: Context<ReviewerEnv>): Response {
   const text =
     'This device is not enrolled. Open the enrollment link you were sent on this device, then come back here.'
@@ -84,8 +94,9 @@ function notEnrolled(c: Context<ReviewerEnv>): Response {
 export function createReviewerApp(deps: ReviewerDeps, options: ReviewerAppOptions = {}): Hono<ReviewerEnv> {
   const app = new Hono<ReviewerEnv>()
   const secureCookie = deps.publicUrl.startsWith('https:')
+  const cookieName = deviceCookieName(deps.publicUrl)
   const cookieMaxAge = options.deviceCookieMaxAgeSeconds ?? 180 * 24 * 60 * 60
-  const device = requireDevice(deps, notEnrolled)
+  const device = requireDevice(deps, notEnrolled, conflictingCookies)
 
   // Scoped to the page's own paths: a `*` middleware here would also run for
   // the API routes of the app this is mounted on.
@@ -128,7 +139,7 @@ export function createReviewerApp(deps: ReviewerDeps, options: ReviewerAppOption
     const enrollment = ENROLL_TOKEN_SHAPE.test(token) ? await deps.consumeEnrollment(token) : null
     if (enrollment === null) return linkExpired(c)
     const { deviceToken } = await deps.registerDevice(enrollment.externalId)
-    setCookie(c, DEVICE_COOKIE, deviceToken, {
+    setCookie(c, cookieName, deviceToken, {
       httpOnly: true,
       sameSite: 'Lax',
       path: '/',
@@ -149,7 +160,14 @@ export function createReviewerApp(deps: ReviewerDeps, options: ReviewerAppOption
     return c.html(renderDecisionList(decisions, c.get('csrf')).value)
   })
 
-  app.get('/review/events', device, (c) => streamReviewerEvents(c, deps, options.events))
+  app.get('/review/events', device, (c) => {
+    const release = options.streams === undefined ? () => {} : options.streams.acquire(c.get('deviceId'))
+    if (release === null) {
+      c.header('Retry-After', '5')
+      return c.json({ status: 'too_many_streams', message: 'Too many open live views for this device.' }, 429)
+    }
+    return streamReviewerEvents(c, deps, { ...options.events, onClose: release })
+  })
 
   app.get('/review/:id', device, async (c) => {
     const decision = await deps.getDecision(c.req.param('id'))

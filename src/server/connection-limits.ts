@@ -1,0 +1,89 @@
+/**
+ * Limits that keep one client from starving the others: socket timeouts and a
+ * connection cap for the HTTP server, and counted slots for the requests that
+ * hold a connection open on purpose (long-polls per API key, event streams
+ * per device).
+ */
+
+/**
+ * Tunable limits of the local decision service. The defaults suit one
+ * developer machine with the usual 1,024 open-file limit.
+ *
+ * @example
+ * await createPusharyDevServer({ limits: { maxConnections: 128, maxStreamsPerDevice: 2 } })
+ */
+export interface PusharyDevServerLimits {
+  /** Open sockets at once; further connections are closed on accept. Default 512. */
+  maxConnections?: number
+  /** Time a client has to send the request headers. Default 10 000 ms. */
+  headersTimeoutMs?: number
+  /** Time a client has to send the whole request (not the response, so long-polls are unaffected). Default 30 000 ms. */
+  requestTimeoutMs?: number
+  /** Idle keep-alive sockets are closed after this. Default 5 000 ms. */
+  keepAliveTimeoutMs?: number
+  /** Long-polls (`GET /decisions/:id?wait=`) held at once per API key; more get 429. Default 256. */
+  maxLongPollsPerKey?: number
+  /** Reviewer event streams open at once per device; more get 429. Default 4. */
+  maxStreamsPerDevice?: number
+}
+
+/** {@link PusharyDevServerLimits} with every default applied. */
+export type ResolvedLimits = Required<PusharyDevServerLimits>
+
+/**
+ * Applies defaults (and keeps the request timeout at least the header timeout, as Node requires).
+ *
+ * @example
+ * const limits = resolveLimits({ headersTimeoutMs: 2_000 })
+ */
+export function resolveLimits(limits: PusharyDevServerLimits = {}): ResolvedLimits {
+  const headersTimeoutMs = limits.headersTimeoutMs ?? 10_000
+  return {
+    maxConnections: limits.maxConnections ?? 512,
+    headersTimeoutMs,
+    requestTimeoutMs: Math.max(headersTimeoutMs, limits.requestTimeoutMs ?? 30_000),
+    keepAliveTimeoutMs: limits.keepAliveTimeoutMs ?? 5_000,
+    maxLongPollsPerKey: limits.maxLongPollsPerKey ?? 256,
+    maxStreamsPerDevice: limits.maxStreamsPerDevice ?? 4,
+  }
+}
+
+/**
+ * Counted slots per key. `acquire` returns a release function, or null when
+ * the key already holds `max` slots.
+ *
+ * @example
+ * const release = streams.acquire(deviceId)
+ * if (release === null) return c.text('too many streams', 429)
+ */
+export interface SlotLimiter {
+  acquire(key: string): (() => void) | null
+  /** Slots currently held by `key`. */
+  held(key: string): number
+}
+
+/**
+ * Creates a {@link SlotLimiter} allowing `max` concurrent holders per key.
+ *
+ * @example
+ * const longPolls = createSlotLimiter(256)
+ */
+export function createSlotLimiter(max: number): SlotLimiter {
+  const counts = new Map<string, number>()
+  return {
+    acquire(key) {
+      const current = counts.get(key) ?? 0
+      if (current >= max) return null
+      counts.set(key, current + 1)
+      let released = false
+      return () => {
+        if (released) return
+        released = true
+        const left = (counts.get(key) ?? 1) - 1
+        if (left <= 0) counts.delete(key)
+        else counts.set(key, left)
+      }
+    },
+    held: (key) => counts.get(key) ?? 0,
+  }
+}
