@@ -9,7 +9,8 @@ const USAGE = `Usage: pushary-mastra <command> [options]
 
 Commands:
   dev       Start the local Pushary-compatible decision service and reviewer page
-            (--host, --port, --db, --public-url, --api-key, --policy, --sandbox)
+            (--host, --port, --db, --public-url, --api-key-file, --show-secrets, --policy, --sandbox)
+  devices   List or revoke the phones enrolled with the local service (list | revoke <deviceId>)
   machine   Print the review lifecycle state machine (--format mermaid)
   help      Show this message
 `
@@ -20,6 +21,10 @@ async function main(argv: readonly string[], io: CommandIo): Promise<number> {
     case 'dev': {
       const { runDevCommand } = await import('./server/dev-command.js')
       return runDevCommand(rest, io)
+    }
+    case 'devices': {
+      const { runDevicesCommand } = await import('./server/devices-command.js')
+      return runDevicesCommand(rest, io)
     }
     case 'machine': {
       const { runMachineCommand } = await import('./machines/machine-command.js')

@@ -3,6 +3,7 @@
  * developer needs (URL, API key, webhook secret, how to enrol a phone) and
  * stops cleanly on Ctrl-C.
  */
+import { readFileSync } from 'node:fs'
 import { networkInterfaces } from 'node:os'
 import { resolve } from 'node:path'
 import type { CommandIo } from '../command-io.js'
@@ -17,10 +18,14 @@ Options:
   --port <n>           Port (default 4100; 0 picks a free one)
   --db <path>          SQLite file (default ${DEFAULT_DB_PATH})
   --public-url <url>   Base URL printed in links, e.g. http://192.168.1.20:4100
-  --api-key <key>      API key to require (default: generated once and stored in the database)
+  --api-key-file <f>   Read the API key to require from a file (default: generated once, stored in the database)
+  --api-key <key>      Same, on the command line (visible to other users in process listings)
+  --show-secrets       Print the API key and webhook secret (otherwise printed only when first created)
   --policy <file>      JSON policy for POST /authorize ({ "rules": [...] })
   --sandbox            Answer decisions that carry sandboxOutcome automatically
   --help               Show this message
+
+Enrolled phones: pushary-mastra devices list|revoke (see pushary-mastra devices --help).
 `
 
 /** Default port of the dev command (the programmatic server defaults to a random one). */
@@ -32,10 +37,19 @@ const VALUE_FLAGS = {
   '--db': 'dbPath',
   '--public-url': 'publicUrl',
   '--api-key': 'apiKey',
+  '--api-key-file': 'apiKeyFile',
   '--policy': 'policyPath',
 } as const
 
-type ParsedArgs = { help: true } | { help: false; options: PusharyDevServerOptions }
+/** Options of the `dev` command: the server's, plus what only the command does. */
+export interface DevCommandOptions extends PusharyDevServerOptions {
+  /** File holding the API key (read at start, so the key never appears in argv). */
+  apiKeyFile?: string
+  /** Print the API key and webhook secret even when they already existed. */
+  showSecrets?: boolean
+}
+
+type ParsedArgs = { help: true } | { help: false; options: DevCommandOptions }
 
 /**
  * Parses `dev` arguments (`--flag value` or `--flag=value`); throws
@@ -45,12 +59,16 @@ type ParsedArgs = { help: true } | { help: false; options: PusharyDevServerOptio
  * parseDevArgs(['--port', '0', '--sandbox']) // { help: false, options: { port: 0, sandbox: true } }
  */
 export function parseDevArgs(argv: readonly string[]): ParsedArgs {
-  const options: PusharyDevServerOptions = {}
+  const options: DevCommandOptions = {}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? ''
     if (arg === '--help' || arg === '-h') return { help: true }
     if (arg === '--sandbox') {
       options.sandbox = true
+      continue
+    }
+    if (arg === '--show-secrets') {
+      options.showSecrets = true
       continue
     }
     const eq = arg.indexOf('=')
@@ -89,6 +107,13 @@ export function parseDevArgs(argv: readonly string[]): ParsedArgs {
     } else {
       options[key] = value
     }
+  }
+  if (options.apiKey !== undefined && options.apiKeyFile !== undefined) {
+    throw new PusharyDevServerError({
+      code: 'invalid_option',
+      field: '--api-key-file',
+      message: 'pass either --api-key or --api-key-file, not both',
+    })
   }
   return { help: false, options }
 }
@@ -133,7 +158,21 @@ export async function runDevCommand(argv: readonly string[], io: CommandIo): Pro
     io.stdout.write(USAGE)
     return 0
   }
-  const options = parsed.options
+  const { apiKeyFile, showSecrets = false, ...options } = parsed.options
+  if (apiKeyFile !== undefined) {
+    try {
+      options.apiKey = readFileSync(apiKeyFile, 'utf8').trim()
+    } catch (error) {
+      io.stderr.write(
+        `pushary-mastra dev: cannot read --api-key-file ${apiKeyFile}: ${error instanceof Error ? error.message : String(error)}\n`,
+      )
+      return 2
+    }
+  } else if (options.apiKey !== undefined) {
+    io.stderr.write(
+      'pushary-mastra dev: warning: --api-key is visible to every local user in process listings; prefer --api-key-file.\n',
+    )
+  }
   const dbPath = resolve(options.dbPath ?? DEFAULT_DB_PATH)
   let server: Awaited<ReturnType<typeof createPusharyDevServer>>
   try {
@@ -155,18 +194,28 @@ export async function runDevCommand(argv: readonly string[], io: CommandIo): Pro
     return isPusharyDevServerError(error) && error.code === 'invalid_option' ? 2 : 1
   }
 
+  // Secrets go to the terminal once, when they are created (a terminal's
+  // scrollback and CI logs outlive the process), or when asked for.
+  const showKey = showSecrets || server.created.apiKey
+  const showSecret = showSecrets || server.created.webhookSecret
+  const hidden = 'hidden (stored in the database; --show-secrets prints it)'
   const lines = [
     `Pushary dev server listening on ${server.url}`,
     `  API base URL    ${server.baseUrl}`,
-    `  API key         ${server.apiKey}`,
-    `  Webhook secret  ${server.webhookSecret}`,
+    `  API key         ${showKey ? server.apiKey : options.apiKey !== undefined ? 'as given' : hidden}`,
+    `  Webhook secret  ${showSecret ? server.webhookSecret : hidden}`,
     `  Reviewer page   ${server.publicUrl}/review`,
     `  Database        ${dbPath}${options.sandbox ? '\n  Sandbox         on (sandboxOutcome answers decisions)' : ''}`,
     '',
     `  export PUSHARY_BASE_URL=${server.baseUrl}`,
-    `  export PUSHARY_API_KEY=${server.apiKey}`,
+    ...(showKey ? [`  export PUSHARY_API_KEY=${server.apiKey}`] : []),
+    ...(showSecret ? [`  export PUSHARY_WEBHOOK_SECRET=${server.webhookSecret}`] : []),
+    ...(server.created.apiKey || server.created.webhookSecret
+      ? ['', 'Shown once: later starts hide the API key and webhook secret unless you pass --show-secrets.']
+      : []),
     '',
     'Enrol a phone: POST /enroll {"externalId":"<customer>"}; the single-use link is printed here with a QR code.',
+    'Enrolled phones: pushary-mastra devices list | revoke <deviceId>',
   ]
   const host = options.host ?? '127.0.0.1'
   if (options.publicUrl === undefined && (host === '0.0.0.0' || host === '::')) {
@@ -181,9 +230,10 @@ export async function runDevCommand(argv: readonly string[], io: CommandIo): Pro
     )
   }
   lines.push('Press Ctrl-C to stop.', '')
-  io.stdout.write(lines.join('\n'))
 
-  return new Promise<number>((resolveExit) => {
+  // Handlers go in before "Press Ctrl-C" is printed: a signal that arrives
+  // before a listener exists kills the process without closing the database.
+  const stopped = new Promise<number>((resolveExit) => {
     const stop = (signal: NodeJS.Signals) => {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
@@ -202,4 +252,6 @@ export async function runDevCommand(argv: readonly string[], io: CommandIo): Pro
     process.on('SIGINT', stop)
     process.on('SIGTERM', stop)
   })
+  io.stdout.write(lines.join('\n'))
+  return stopped
 }

@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createPusharyClient } from '../../src/pushary/client.js'
@@ -19,8 +20,9 @@ interface Running {
   child: ChildProcessWithoutNullStreams
   output: () => string
   url: string
-  apiKey: string
-  webhookSecret: string
+  /** Null when the command kept the key hidden. */
+  apiKey: string | null
+  webhookSecret: string | null
   exit: Promise<number | null>
 }
 
@@ -67,8 +69,8 @@ async function startDev(args: string[]): Promise<Running> {
     child,
     output: () => stdout + stderr,
     url: pick(/listening on (http:\/\/127\.0\.0\.1:\d+)/),
-    apiKey: pick(/API key\s+(\S+)/),
-    webhookSecret: pick(/Webhook secret\s+(\S+)/),
+    apiKey: /API key\s+(pk_\S+)/.exec(stdout)?.[1] ?? null,
+    webhookSecret: /Webhook secret\s+(whsec_\S+)/.exec(stdout)?.[1] ?? null,
     exit,
   }
 }
@@ -86,12 +88,15 @@ describe('pushary-mastra dev', () => {
   it('prints the URL, API key and webhook secret, serves, and exits 0 with the port closed on Ctrl-C', async () => {
     const dbPath = join(tempDir('cli'), 'dev.db')
     const first = await startDev(['--port', '0', '--db', dbPath])
-    expect(first.apiKey).toMatch(/^pk_dev_[0-9a-f]+\.sk_[0-9a-f]+$/)
+    const apiKey = first.apiKey ?? ''
+    expect(apiKey).toMatch(/^pk_dev_[0-9a-f]+\.sk_[0-9a-f]+$/)
     expect(first.webhookSecret).toMatch(/^whsec_[0-9a-f]+$/)
+    expect(first.output()).toContain(`export PUSHARY_API_KEY=${apiKey}\n`)
+    expect(first.output()).toContain(`export PUSHARY_WEBHOOK_SECRET=${first.webhookSecret}\n`)
     expect(first.output()).toContain(`${first.url}/api/v1/server`)
     expect(first.output()).toContain('POST /enroll')
 
-    const client = createPusharyClient({ apiKey: first.apiKey, baseUrl: `${first.url}/api/v1/server` })
+    const client = createPusharyClient({ apiKey, baseUrl: `${first.url}/api/v1/server` })
     expect((await client.webhookSecret.get()).webhookSecret).toBe(first.webhookSecret)
     const { decisionId } = await client.decisions.create({ question: 'Survive a restart?' })
     const enrolment = await client.enroll('customer-cli')
@@ -101,14 +106,39 @@ describe('pushary-mastra dev', () => {
     expect(await first.exit).toBe(0)
     expect(await portClosed(first.url)).toBe(true)
 
-    // A second process on the same file keeps the key and the pending decision.
-    const second = await startDev(['--port', '0', '--db', dbPath])
-    expect(second.apiKey).toBe(first.apiKey)
+    // A second process on the same file keeps the key and the pending decision,
+    // and prints the secrets only when asked.
+    const hidden = await startDev(['--port', '0', '--db', dbPath])
+    expect(hidden.output()).not.toContain(apiKey)
+    expect(hidden.output()).not.toContain(String(first.webhookSecret))
+    expect(hidden.output()).toContain('--show-secrets')
+    hidden.child.kill('SIGINT')
+    expect(await hidden.exit, hidden.output()).toBe(0)
+
+    const second = await startDev(['--port', '0', '--db', dbPath, '--show-secrets'])
+    expect(second.apiKey).toBe(apiKey)
     expect(second.webhookSecret).toBe(first.webhookSecret)
-    const again = createPusharyClient({ apiKey: second.apiKey, baseUrl: `${second.url}/api/v1/server` })
+    expect(second.output()).toContain(`export PUSHARY_WEBHOOK_SECRET=${first.webhookSecret}\n`)
+    const again = createPusharyClient({ apiKey, baseUrl: `${second.url}/api/v1/server` })
     expect(await again.decisions.answer(decisionId, 'yes')).toMatchObject({ status: 'answered' })
     second.child.kill('SIGTERM')
     expect(await second.exit).toBe(0)
+  })
+
+  it('reads the API key from --api-key-file so it never appears in the process listing', async () => {
+    const dir = tempDir('cli-keyfile')
+    const keyFile = join(dir, 'api-key')
+    writeFileSync(keyFile, 'pk_file.sk_file_secret\n', { mode: 0o600 })
+    const dev = await startDev(['--port=0', `--db=${join(dir, 'dev.db')}`, '--api-key-file', keyFile])
+    expect(dev.output()).not.toContain('sk_file_secret')
+    expect(readFileSync(`/proc/${dev.child.pid}/cmdline`, 'utf8')).not.toContain('sk_file_secret')
+    const client = createPusharyClient({
+      apiKey: 'pk_file.sk_file_secret',
+      baseUrl: `${dev.url}/api/v1/server`,
+    })
+    expect((await client.decisions.create({ question: 'Keyed from a file?' })).status).toBe('pending')
+    dev.child.kill('SIGINT')
+    expect(await dev.exit).toBe(0)
   })
 
   it('uses --api-key, --public-url and --sandbox', async () => {
@@ -122,7 +152,7 @@ describe('pushary-mastra dev', () => {
       'http://192.0.2.10:4100/',
       '--sandbox',
     ])
-    expect(dev.apiKey).toBe('pk_cli.sk_cli')
+    expect(dev.output()).toContain('visible to every local user in process listings')
     expect(dev.output()).toContain('http://192.0.2.10:4100/review')
     const client = createPusharyClient({ apiKey: 'pk_cli.sk_cli', baseUrl: `${dev.url}/api/v1/server` })
     const created = await client.decisions.create({ question: 'Auto?', sandboxOutcome: 'approve' })
