@@ -34,6 +34,7 @@ export async function migrateServiceDatabase(db: Client): Promise<void> {
     })
   }
   if (version === SERVICE_SCHEMA_VERSION) return
+  let migratedSecrets = false
   const tx = await db.transaction('write')
   try {
     if ((await columnsOf(tx, 'enrollments')).includes('token')) {
@@ -56,11 +57,16 @@ export async function migrateServiceDatabase(db: Client): Promise<void> {
           args: [hashToken(String(row.token)), String(row.token)],
         })
       }
+      // Overwrite the freed pages: a dropped table's bytes otherwise stay in the file.
+      await tx.execute('PRAGMA secure_delete = ON')
       await tx.execute('DROP TABLE enrollments_plain')
+      migratedSecrets = true
     }
     await tx.execute(`PRAGMA user_version = ${SERVICE_SCHEMA_VERSION}`)
     await tx.commit()
   } finally {
     tx.close()
   }
+  // And the old pages still in the write-ahead log.
+  if (migratedSecrets) await db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
 }
