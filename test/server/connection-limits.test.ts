@@ -1,0 +1,110 @@
+/**
+ * Issue 9, item 8: half-sent requests, too many sockets, long-polls and event
+ * streams cannot starve legitimate requests. Real sockets against the real
+ * server, with small limits so the test stays quick.
+ */
+import { connect, type Socket } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type Harness, startHarness } from './service-harness.js'
+import { enrollDevice } from './support/devices.js'
+
+let harness: Harness | null = null
+const sockets: Socket[] = []
+
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy()
+  await harness?.close()
+  harness = null
+})
+
+/** Opens a socket and sends only part of a request; `closed` resolves when the server cuts it. */
+function halfSentRequest(url: string): { connected: Promise<void>; closed: Promise<void> } {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  sockets.push(socket)
+  socket.on('error', () => {})
+  socket.on('data', () => {})
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+  const connected = new Promise<void>((resolve) => socket.once('connect', () => resolve())).then(() => {
+    socket.write('GET /review HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
+  })
+  return { connected, closed }
+}
+
+async function waitUntil(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+describe('connection limits', () => {
+  it('closes half-sent requests after the header timeout, so a legitimate request then succeeds', async () => {
+    harness = await startHarness('slowloris', {
+      limits: { maxConnections: 20, headersTimeoutMs: 300, requestTimeoutMs: 300 },
+    })
+    const url = harness.server.url
+    const slow = Array.from({ length: 30 }, () => halfSentRequest(url))
+    await Promise.all(slow.map(({ connected }) => connected))
+    let closedCount = 0
+    for (const { closed } of slow) void closed.then(() => (closedCount += 1))
+    // Every one of them is cut: those over the cap at once, the rest by the timeout.
+    await waitUntil(() => closedCount === slow.length, 'the server to close every half-sent request')
+    const response = await harness.client.decisions.create({ question: 'Still answering?' })
+    expect(response.status).toBe('pending')
+  })
+
+  it('answers 429 to long-polls beyond the per-key cap and serves the rest', async () => {
+    harness = await startHarness('long-polls', { limits: { maxLongPollsPerKey: 2 } })
+    const h = harness
+    const { decisionId } = await h.client.decisions.create({ question: 'Wait for me?' })
+    const held = [1, 2].map(() => h.client.decisions.get(decisionId, { wait: 30 }))
+    // The two holds reach the server asynchronously: a third is tried until
+    // both are in place (before that it would itself be held, for 1 s).
+    let third: { status: number; json: Record<string, unknown> } = { status: 0, json: {} }
+    for (let attempt = 0; attempt < 100 && third.status !== 429; attempt += 1) {
+      third = await h.api('GET', `/decisions/${decisionId}?wait=1`)
+    }
+    expect(third.status).toBe(429)
+    expect(third.json.code).toBe('too_many_waits')
+    // A read without waiting is still served, and the held polls see the answer.
+    expect((await h.api('GET', `/decisions/${decisionId}`)).status).toBe(200)
+    await h.client.decisions.answer(decisionId, 'yes')
+    for (const poll of held) expect(await poll).toMatchObject({ status: 'answered', value: 'yes' })
+    // Released slots are reusable.
+    expect((await h.api('GET', `/decisions/${decisionId}?wait=1`)).status).toBe(200)
+  })
+
+  it('answers 429 to event streams beyond the per-device cap, and frees the slot when one closes', async () => {
+    harness = await startHarness('streams', { limits: { maxStreamsPerDevice: 2 } })
+    const h = harness
+    const device = await enrollDevice(h.client, 'customer_streams')
+    const open = async () => {
+      const controller = new AbortController()
+      const response = await fetch(`${h.server.url}/review/events`, {
+        headers: { cookie: device.cookie },
+        signal: controller.signal,
+      })
+      return { response, controller }
+    }
+    const first = await open()
+    const second = await open()
+    expect([first.response.status, second.response.status]).toEqual([200, 200])
+    const third = await open()
+    expect(third.response.status).toBe(429)
+    // Another device of the same customer has its own allowance.
+    const other = await enrollDevice(h.client, 'customer_streams')
+    const otherStream = await fetch(`${h.server.url}/review/events`, { headers: { cookie: other.cookie } })
+    expect(otherStream.status).toBe(200)
+    await otherStream.body?.cancel()
+    first.controller.abort()
+    let fourth = await open()
+    for (let attempt = 0; attempt < 100 && fourth.response.status === 429; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25))
+      fourth = await open()
+    }
+    expect(fourth.response.status).toBe(200)
+    for (const stream of [second, fourth]) stream.controller.abort()
+  })
+})
