@@ -125,7 +125,19 @@ describe('isApproved, isAffirmative and describeAnswer', () => {
 
   it('reads exactly "yes" as affirmative and nothing else', () => {
     expect(isAffirmative('yes')).toBe(true)
-    for (const word of ['y', 'approve', 'ok', 'TRUE', 'Yes', ' yes', 'no', '', 'yes please', null, undefined]) {
+    for (const word of [
+      'y',
+      'approve',
+      'ok',
+      'TRUE',
+      'Yes',
+      ' yes',
+      'no',
+      '',
+      'yes please',
+      null,
+      undefined,
+    ]) {
       expect(isAffirmative(word)).toBe(false)
     }
   })
