@@ -6,9 +6,11 @@ import { PUSHARY_LIMITS } from '../pushary/limits.js'
 import {
   decisionTypeSchema,
   optionsSchema,
+  questionTextSchema,
   refineOptions,
   terminalDecisionStatusSchema,
 } from '../pushary/question.js'
+import { storableString } from '../pushary/text-rules.js'
 
 /**
  * Longest `operationId` accepted; keeps the binding context under the service's 2,000-character limit.
@@ -26,10 +28,10 @@ export const OPERATION_ID_MAX = 200
  * pusharyApprovalSubjectSchema.parse({ toolName: 'refund.create', parameters: { amountMinor: 4800 } })
  */
 export const pusharyApprovalSubjectSchema = z.object({
-  toolName: z.string().trim().min(1).max(200).optional(),
-  toolTarget: z.string().max(500).optional(),
-  actor: z.string().max(PUSHARY_LIMITS.actorMax).optional(),
-  environment: z.string().max(PUSHARY_LIMITS.environmentMax).optional(),
+  toolName: storableString().trim().min(1).max(200).optional(),
+  toolTarget: storableString().max(500).optional(),
+  actor: storableString().max(PUSHARY_LIMITS.actorMax).optional(),
+  environment: storableString().max(PUSHARY_LIMITS.environmentMax).optional(),
   parameters: decisionParametersSchema.optional(),
   presentation: decisionPresentationSchema.optional(),
 })
@@ -47,10 +49,10 @@ export type PusharyApprovalSubject = z.infer<typeof pusharyApprovalSubjectSchema
 export const pusharyApprovalStepInputSchema = z
   .object({
     operationId: idSchema.max(OPERATION_ID_MAX),
-    question: z.string().trim().min(1).max(PUSHARY_LIMITS.questionMax),
+    question: questionTextSchema,
     type: decisionTypeSchema.default('confirm'),
     options: optionsSchema.optional(),
-    placeholder: z.string().max(PUSHARY_LIMITS.placeholderMax).optional(),
+    placeholder: storableString().max(PUSHARY_LIMITS.placeholderMax).optional(),
     externalId: externalIdSchema.optional(),
     subject: pusharyApprovalSubjectSchema.optional(),
     /** Per-run delivery, overriding the step options (the agent review workflow sets it per question). */
