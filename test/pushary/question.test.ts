@@ -104,7 +104,7 @@ describe('answerPusharyQuestion', () => {
 })
 
 describe('isApproved, isAffirmative and describeAnswer', () => {
-  it('approves only a confirm answered exactly yes', () => {
+  it('isApproved is true only for a confirm answered exactly yes', () => {
     expect(isApproved({ status: 'answered', type: 'confirm', value: 'yes' })).toBe(true)
     expect(isApproved({ status: 'answered', type: 'confirm', value: ' OK ' })).toBe(false)
     expect(isApproved({ status: 'answered', type: 'confirm', value: 'Yes' })).toBe(false)
