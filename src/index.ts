@@ -35,6 +35,7 @@ export {
   idSchema,
   parseExternalId,
 } from './pushary/identity.js'
+export { isStorableText } from './pushary/text-rules.js'
 export {
   answerPusharyQuestion,
   decisionStatusSchema,
@@ -125,6 +126,7 @@ export type { PusharyStoreErrorCode } from './store/store-error.js'
 // Local decision service (src/server)
 export { createPusharyDevServer } from './server/dev-server.js'
 export type { PusharyDevServer, PusharyDevServerOptions } from './server/dev-server.js'
+export type { PusharyDevServerLimits } from './server/connection-limits.js'
 export { isPusharyDevServerError, PusharyDevServerError } from './server/dev-server-error.js'
 export type { PusharyDevServerErrorCode } from './server/dev-server-error.js'
 export type { CallbackDelivery, CallbackRetryOptions } from './server/callbacks-outbox.js'
