@@ -34,7 +34,7 @@ import {
   type WebhookSecret,
   webhookSecretSchema,
 } from './decision-schemas.js'
-import { PusharyTimeoutError } from './errors.js'
+import { isPusharyApiError, PusharyAbortError, PusharyTimeoutError } from './errors.js'
 import { createPusharyTransport, type PusharyFetch } from './http.js'
 import { externalIdSchema, parseExternalId } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
@@ -220,6 +220,11 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
       } catch (error) {
         // Silence is an outcome, not a failure: return the last known state.
         if (error instanceof PusharyTimeoutError) break
+        // The service caps concurrent long-polls; back off briefly and keep waiting.
+        if (isPusharyApiError(error) && error.isRateLimited) {
+          await pause(Math.min(1_000, Math.max(0, deadline - now())), signal, operation)
+          continue
+        }
         throw error
       }
       status = decision.status
@@ -358,4 +363,19 @@ function clampWait(wait: number | undefined, operation: string): number {
     invalid(operation, 'invalid_options', 'wait', 'must be seconds')
   // The service holds at most 55 s; asking for more would only look like a hang.
   return Math.min(PUSHARY_LIMITS.longPollMaxSeconds, Math.max(0, Math.ceil(wait)))
+}
+
+function pause(ms: number, signal: AbortSignal | undefined, operation: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new PusharyAbortError({ operation, reason: signal.reason }))
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(new PusharyAbortError({ operation, reason: signal?.reason }))
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
 }

@@ -76,6 +76,22 @@ describe('connection limits', () => {
     expect((await h.api('GET', `/decisions/${decisionId}?wait=1`)).status).toBe(200)
   })
 
+  it('lets decisions.ask() back off at the long-poll cap and still return each answer', async () => {
+    harness = await startHarness('ask-backoff', { limits: { maxLongPollsPerKey: 1 } })
+    const h = harness
+    const asks = [0, 1, 2].map((index) =>
+      h.client.decisions.ask({ question: `Ship batch ${index}?`, timeoutMs: 20_000 }),
+    )
+    let pending: string[] = []
+    for (let attempt = 0; attempt < 200 && pending.length < 3; attempt += 1) {
+      pending = (await h.client.decisions.list({ status: 'pending' })).decisions.map((d) => d.decisionId)
+    }
+    for (const id of pending) await h.client.decisions.answer(id, 'yes')
+    for (const result of await Promise.all(asks)) {
+      expect(result).toMatchObject({ status: 'answered', value: 'yes', approved: true })
+    }
+  })
+
   it('answers 429 to event streams beyond the per-device cap, and frees the slot when one closes', async () => {
     harness = await startHarness('streams', { limits: { maxStreamsPerDevice: 2 } })
     const h = harness
