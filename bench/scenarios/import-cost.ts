@@ -10,8 +10,9 @@ import { median } from '../lib/stats.js'
 
 const PROBE = join(import.meta.dirname, '../fixtures/import-probe.mjs')
 
-function probe(pkg?: string): { mastraMs: number; packageMs: number } {
-  const out = execFileSync(process.execPath, pkg ? [PROBE, pkg] : [PROBE], {
+function probe(pkg?: string, libsql = false): { mastraMs: number; packageMs: number } {
+  const args = [PROBE, ...(libsql ? ['--libsql'] : []), ...(pkg ? [pkg] : [])]
+  const out = execFileSync(process.execPath, args, {
     cwd: join(import.meta.dirname, '../..'),
     encoding: 'utf8',
   })
@@ -23,11 +24,13 @@ export async function benchImportCost(options: { pkg: string; samples: number })
   const bare: number[] = []
   const over: number[] = []
   const total: number[] = []
+  const overLibsql: number[] = []
   for (let index = 0; index < options.samples; index++) {
     bare.push(probe().mastraMs)
     const withPackage = probe(options.pkg)
     over.push(withPackage.packageMs)
     total.push(withPackage.mastraMs + withPackage.packageMs)
+    overLibsql.push(probe(options.pkg, true).packageMs)
   }
   const added = median(over)
   return [
@@ -39,6 +42,13 @@ export async function benchImportCost(options: { pkg: string; samples: number })
       median: added,
       target: 'adds < 100 ms',
       met: added < 100,
+    },
+    {
+      group: '6. Load and cold path',
+      scenario: '`import` of the built package after `@mastra/core` and `@mastra/libsql` (added time)',
+      params: `fresh process each, ${options.samples} samples; @libsql/client is then already loaded`,
+      unit: 'ms',
+      median: median(overLibsql),
     },
     {
       group: '6. Load and cold path',
