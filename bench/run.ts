@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { buildPackage } from './lib/build.js'
 import { createBenchEnv } from './lib/env.js'
 import { machine, type Row, table } from './lib/report.js'
+import { benchAgentReview } from './scenarios/agent-review.js'
 import { benchClaims } from './scenarios/claims.js'
 import { benchColdResume } from './scenarios/cold-resume.js'
 import { benchImportCost } from './scenarios/import-cost.js'
@@ -28,6 +29,7 @@ import { benchCallbackDelivery, benchLongPolls, benchServiceLatency } from './sc
 const ROOT = join(import.meta.dirname, '..')
 const SCENARIOS = [
   'resume',
+  'agent',
   'profile',
   'service',
   'long-polls',
@@ -47,6 +49,7 @@ for (const name of only) if (!SCENARIOS.includes(name)) throw new Error(`unknown
 const sizes = quick
   ? {
       resume: { warmups: 3, samples: 15 },
+      agent: { warmups: 2, samples: 8 },
       counted: 5,
       profiled: 5,
       service: { samples: 50, creates: 300 },
@@ -59,6 +62,7 @@ const sizes = quick
     }
   : {
       resume: { warmups: 5, samples: 35 },
+      agent: { warmups: 3, samples: 20 },
       counted: 10,
       profiled: 20,
       service: { samples: 200, creates: 2000 },
@@ -130,12 +134,16 @@ async function main(): Promise<void> {
   const pkg = needsPackage ? await buildPackage() : ''
   if (needsPackage) log('built the package (ESM, tsup) for the process scenarios')
 
-  if (wants('resume') || wants('profile') || wants('service') || wants('multi-item')) {
+  if (['resume', 'agent', 'profile', 'service', 'multi-item'].some((name) => wants(name as Scenario))) {
     const env = await createBenchEnv('main')
     try {
       if (wants('resume')) {
         log('answer → resumed run')
         rows.push(...(await benchResume(env, sizes.resume)))
+      }
+      if (wants('agent')) {
+        log('agent reviews')
+        rows.push(await benchAgentReview(env, sizes.agent))
       }
       if (wants('profile')) {
         log('where the time goes: counting and profiling resumes')
