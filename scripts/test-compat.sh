@@ -10,8 +10,8 @@
 # PUSHARY_COMPAT_LIBSQL.
 #
 # The subset covers what depends on Mastra's runtime: workflows, resume,
-# foreach, batch, recovery, the dispatcher and callback route, the approval
-# step and the public API. It does not type-check the sources against 1.59:
+# foreach, batch, recovery, the dispatcher and callback route, agent reviews,
+# the approval step and the public API. It does not type-check the sources against 1.59:
 # they pass `autoRestartActiveRuns`, a workflow option 1.59's types do not
 # declare yet (the runtime ignores it), and 1.59 types registerApiRoute's
 # handler context loosely; neither reaches the published declarations.
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 
 CORE_VERSION="${PUSHARY_COMPAT_CORE:-1.59.0}"
 LIBSQL_VERSION="${PUSHARY_COMPAT_LIBSQL:-1.20.0}"
-SUBSET=(test/workflows test/steps test/types test/architecture/lazy-load.test.ts)
+SUBSET=(test/workflows test/agents test/steps test/types test/architecture/lazy-load.test.ts)
 # The 1,000-item scale run proves nothing about compatibility that the
 # 100-item run in the same file does not; the main suites keep running it.
 NOT_SCALE='^(?!.*1,000 items)'

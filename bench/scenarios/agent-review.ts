@@ -34,7 +34,11 @@ async function suspendedRefund(env: BenchEnv) {
   return { ...built, externalId, runId: output.runId, toolCallId: `r${n}` }
 }
 
-async function ours(env: BenchEnv): Promise<number> {
+/** `around` wraps only the timed resume (the profile counts calls inside it). */
+export async function agentResume(
+  env: BenchEnv,
+  around: <T>(body: () => Promise<T>) => Promise<T> = (body) => body(),
+): Promise<number> {
   const s = await suspendedRefund(env)
   const config = { client: env.client }
   const review = await openPusharyAgentReview(config, {
@@ -47,15 +51,17 @@ async function ours(env: BenchEnv): Promise<number> {
     store: env.store,
   })
   await env.client.decisions.answer(review.decisionId, 'yes')
-  const { ms, value } = await timed(() =>
-    resumePusharyAgentReview(config, {
-      agent: s.refunder,
-      agentId: 'refunder',
-      externalId: s.externalId,
-      decisionId: review.decisionId,
-      store: env.store,
-      currentActionVersion: () => 'v1',
-    }),
+  const { ms, value } = await around(() =>
+    timed(() =>
+      resumePusharyAgentReview(config, {
+        agent: s.refunder,
+        agentId: 'refunder',
+        externalId: s.externalId,
+        decisionId: review.decisionId,
+        store: env.store,
+        currentActionVersion: () => 'v1',
+      }),
+    ),
   )
   if (value.status !== 'resumed' || s.executions.length !== 1)
     throw new Error(`agent review ended ${value.status}`)
@@ -78,7 +84,7 @@ export async function benchAgentReview(
   const oursMs: number[] = []
   const nativeMs: number[] = []
   for (let round = 0; round < options.warmups + options.samples; round++) {
-    const a = await ours(env)
+    const a = await agentResume(env)
     const b = await native(env)
     if (round < options.warmups) continue
     oursMs.push(a)
