@@ -10,6 +10,16 @@ import { shuffled } from '../lib/stats.js'
 
 const GROUP = '4. Multi-item'
 
+async function pendingReviews(env: BenchEnv) {
+  const all: Awaited<ReturnType<BenchEnv['store']['listByState']>> = []
+  for (;;) {
+    const after = all.at(-1)?.decisionId
+    const page = await env.store.listByState('pending', { limit: 1000, ...(after ? { after } : {}) })
+    all.push(...page)
+    if (page.length < 1000) return all
+  }
+}
+
 async function batch(env: BenchEnv, count: number): Promise<{ startMs: number; resumeMs: number }> {
   const items = Array.from({ length: count }, (_, index) => ({
     operationId: `batch-${count}-${index}`,
@@ -22,7 +32,7 @@ async function batch(env: BenchEnv, count: number): Promise<{ startMs: number; r
   const first = await run.start({ inputData: items })
   if (first.status !== 'suspended') throw new Error(`batch start ended ${first.status}`)
   const startMs = performance.now() - started
-  const reviews = (await env.store.listByState('pending', { limit: count + 10 })).filter(
+  const reviews = (await pendingReviews(env)).filter(
     (review) => review.target === 'workflow-step' && review.parent?.runId === run.runId,
   )
   if (reviews.length !== count) throw new Error(`expected ${count} child reviews, found ${reviews.length}`)
