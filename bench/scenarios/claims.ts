@@ -7,6 +7,7 @@
  * double claims) and the store holds exactly N reviews `resuming`.
  */
 import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -21,8 +22,13 @@ import type { Row } from '../lib/report.js'
 const GROUP = '5. Store claims'
 const ROOT = join(import.meta.dirname, '../..')
 
-function startWorker(worker: string, config: ClaimWorkerConfig) {
-  const child = spawn(process.execPath, [worker, JSON.stringify(config)], {
+let configs = 0
+
+function startWorker(worker: string, dir: string, config: ClaimWorkerConfig) {
+  // Thousands of decision IDs exceed what one argv string may hold: pass a file.
+  const path = join(dir, `claim-worker-${process.pid}-${configs++}.json`)
+  writeFileSync(path, JSON.stringify(config))
+  const child = spawn(process.execPath, [worker, path], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
   })
@@ -58,6 +64,7 @@ async function countResuming(store: PusharyReviewStore): Promise<number> {
 
 async function race(
   worker: string,
+  dir: string,
   storeConfig: ClaimWorkerConfig['store'],
   open: () => PusharyReviewStore,
   reviews: number,
@@ -77,7 +84,7 @@ async function race(
       (_, index) => index % workers === k || (workers > 1 && index % workers === (k + 1) % workers),
     )
   const running = Array.from({ length: workers }, (_, k) =>
-    startWorker(worker, { store: storeConfig, decisions: handed(k) }),
+    startWorker(worker, dir, { store: storeConfig, decisions: handed(k) }),
   )
   for (const worker of running) if ((await worker.line()) !== 'ready') throw new Error('worker not ready')
   const go = performance.timeOrigin + performance.now()
@@ -125,7 +132,7 @@ export async function benchClaims(options: {
                 schema: storeConfig.schema,
               })
         try {
-          const result = await race(worker, storeConfig, open, options.reviews, workers)
+          const result = await race(worker, options.dir, storeConfig, open, options.reviews, workers)
           const goal = kind === 'postgres' && workers === 16
           rows.push({
             group: GROUP,
