@@ -1,216 +1,222 @@
 /**
- * Benchmarks of the workflow approval path against real parts: the local
- * decision service over loopback HTTP, Mastra on a LibSQL file, the SQLite
- * review store. Writes bench/RESULTS.md.
+ * The benchmark harness of issue 12. Runs every scenario against real parts
+ * (the local decision service over loopback HTTP, Mastra on LibSQL files, the
+ * SQLite and PostgreSQL review stores, separate OS processes where the
+ * scenario is about processes) and writes BENCHMARKS.md at the repo root.
  *
- *   npm run bench                 # N = 100 and 1000, plus single round trips
- *   npx tsx bench/run.ts 100      # only the sizes given
+ *   npm run bench                  # full run, writes BENCHMARKS.md (a few minutes)
+ *   npm run bench -- --quick       # smaller sizes, < 2 min, writes bench/results/BENCHMARKS.quick.md
+ *   npm run bench -- --only=resume,service   # some scenarios, printed only
+ *
+ * BENCHMARKS.md keeps the hand-written block between `<!-- notes -->` and
+ * `<!-- /notes -->` from the previous file; everything else is generated.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { cpus, tmpdir, totalmem } from 'node:os'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Mastra } from '@mastra/core/mastra'
-import { createWorkflow } from '@mastra/core/workflows'
-import { LibSQLStore } from '@mastra/libsql'
-import { z } from 'zod/v4'
-import { createPusharyClient } from '../src/pushary/client.js'
-import { pusharyAnswerSchema } from '../src/pushary/question.js'
-import { createPusharyDevServer } from '../src/server/dev-server.js'
-import { pusharyApprovalStepInputSchema } from '../src/steps/approval-schemas.js'
-import { pusharyApprovalStep } from '../src/steps/approval-step.js'
-import { createSqliteReviewStore } from '../src/store/sqlite-store.js'
-import {
-  createPusharyApprovalWorkflow,
-  pusharyApprovalBatchStep,
-} from '../src/workflows/approval-workflows.js'
-import { createPusharyDispatcher } from '../src/workflows/dispatcher.js'
+import { buildPackage } from './lib/build.js'
+import { createBenchEnv } from './lib/env.js'
+import { machine, type Row, table } from './lib/report.js'
+import { benchAgentReview } from './scenarios/agent-review.js'
+import { benchClaims } from './scenarios/claims.js'
+import { benchColdResume } from './scenarios/cold-resume.js'
+import { benchImportCost } from './scenarios/import-cost.js'
+import { benchMultiItem } from './scenarios/multi-item.js'
+import { type CallBreakdown, type CpuShare, countPerResume, profileResumes } from './scenarios/profile.js'
+import { benchResume } from './scenarios/resume.js'
+import { benchCallbackDelivery, benchLongPolls, benchServiceLatency } from './scenarios/service.js'
 
-interface Row {
-  scenario: string
-  items: number
-  startMs: number
-  resumeMs: number
-  perItemMs: number
-  peakRssMb: number
+const ROOT = join(import.meta.dirname, '..')
+const SCENARIOS = [
+  'resume',
+  'agent',
+  'profile',
+  'service',
+  'long-polls',
+  'multi-item',
+  'claims',
+  'import',
+  'cold',
+] as const
+type Scenario = (typeof SCENARIOS)[number]
+
+const args = process.argv.slice(2)
+const quick = args.includes('--quick')
+const onlyArg = args.find((arg) => arg.startsWith('--only='))
+const only = onlyArg ? (onlyArg.slice('--only='.length).split(',') as Scenario[]) : [...SCENARIOS]
+for (const name of only) if (!SCENARIOS.includes(name)) throw new Error(`unknown scenario ${name}`)
+
+const sizes = quick
+  ? {
+      resume: { warmups: 3, samples: 15 },
+      agent: { warmups: 2, samples: 8 },
+      counted: 5,
+      profiled: 5,
+      service: { samples: 50, creates: 300 },
+      callbacks: 30,
+      polls: 200,
+      multi: { small: 10, large: 100 },
+      claims: { reviews: 200, workers: [1, 4, 16] },
+      imports: 3,
+      cold: 2,
+    }
+  : {
+      resume: { warmups: 5, samples: 35 },
+      agent: { warmups: 3, samples: 20 },
+      counted: 10,
+      profiled: 20,
+      service: { samples: 200, creates: 2000 },
+      callbacks: 200,
+      polls: 1000,
+      multi: { small: 10, large: 1000 },
+      claims: { reviews: 2000, workers: [1, 4, 16] },
+      imports: 10,
+      cold: 5,
+    }
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${(performance.now() / 1000).toFixed(0)}s] ${message}\n`)
 }
 
-let peakRss = 0
-const sampler = setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage().rss)
-}, 50)
-
-async function setup(name: string) {
-  const dir = mkdtempSync(join(tmpdir(), `pushary-bench-${name}-`))
-  const service = await createPusharyDevServer({
-    dbPath: join(dir, 'service.db'),
-    port: 0,
-    onError: () => {},
-  })
-  const client = createPusharyClient({ baseUrl: service.baseUrl, apiKey: service.apiKey })
-  const store = createSqliteReviewStore({ url: `file:${join(dir, 'reviews.db')}` })
-  const config = { client, store }
-  const item = createPusharyApprovalWorkflow(config, {
-    workflowId: 'bench-item',
-    externalId: 'bench-customer',
-  })
-  const batch = createWorkflow({
-    id: 'bench-batch',
-    inputSchema: z.array(pusharyApprovalStepInputSchema),
-    outputSchema: z.array(pusharyAnswerSchema),
-  })
-    .then(pusharyApprovalBatchStep({ childWorkflowId: 'bench-item' }))
-    .commit()
-  const single = createWorkflow({
-    id: 'bench-single',
-    inputSchema: pusharyApprovalStepInputSchema,
-    outputSchema: pusharyAnswerSchema,
-  })
-    .then(pusharyApprovalStep(config, { externalId: 'bench-customer' }))
-    .commit()
-  const mastra = new Mastra({
-    storage: new LibSQLStore({ id: 'bench', url: `file:${join(dir, 'mastra.db')}` }),
-    workflows: { item, batch, single },
-    logger: false,
-  })
-  const dispatcher = createPusharyDispatcher({ mastra, client, store, webhookSecret: service.webhookSecret })
-  return {
-    client,
-    store,
-    mastra,
-    dispatcher,
-    close: async () => {
-      await store.close()
-      await service.close()
-    },
+function breakdownTable(breakdowns: readonly CallBreakdown[]): string {
+  const lines: string[] = []
+  for (const breakdown of breakdowns) {
+    lines.push(
+      '',
+      `${breakdown.path}: ${breakdown.msPerResume.toFixed(1)} ms per resume (mean of ${breakdown.resumes}, counted).`,
+      '',
+      '| per resume | calls | ms (inclusive) |',
+      '|---|---:|---:|',
+      ...breakdown.rows.map(
+        (row) =>
+          `| ${row.key} | ${Number.isInteger(row.perResume) ? row.perResume : row.perResume.toFixed(1)} | ${row.msPerResume.toFixed(2)} |`,
+      ),
+    )
   }
-}
-
-function shuffled<T>(items: readonly T[]): T[] {
-  const copy = [...items]
-  for (let index = copy.length - 1; index > 0; index--) {
-    const other = Math.floor(Math.random() * (index + 1))
-    ;[copy[index], copy[other]] = [copy[other] as T, copy[index] as T]
-  }
-  return copy
-}
-
-async function benchBatch(count: number): Promise<Row> {
-  const env = await setup(`batch-${count}`)
-  peakRss = process.memoryUsage().rss
-  const items = Array.from({ length: count }, (_, index) => ({
-    operationId: `op-${index}`,
-    question: `Item ${index}?`,
-    type: 'confirm' as const,
-  }))
-  const workflow = env.mastra.getWorkflow('batch')
-  const run = await workflow.createRun()
-  let started = performance.now()
-  const first = await run.start({ inputData: items })
-  if (first.status !== 'suspended') throw new Error(`batch start ended ${first.status}`)
-  const startMs = performance.now() - started
-  const reviews = (await env.store.listByState('pending', { limit: 1000 })).filter(
-    (review) => review.target === 'workflow-step' && review.parent?.runId === run.runId,
-  )
-  if (reviews.length !== count) throw new Error(`expected ${count} child reviews, found ${reviews.length}`)
-  for (const review of reviews) await env.client.decisions.answer(review.decisionId, 'yes')
-  started = performance.now()
-  for (const review of shuffled(reviews)) {
-    const result = await env.dispatcher.resumeDecision(review.decisionId)
-    if (result.status !== 'resumed') throw new Error(`resume ended ${result.status}`)
-  }
-  const resumeMs = performance.now() - started
-  const state = await workflow.getWorkflowRunById(run.runId)
-  if (state?.status !== 'success') throw new Error(`batch ended ${state?.status}`)
-  await env.close()
-  return {
-    scenario: 'linear multi-item (child run per item), resumed one by one in random order',
-    items: count,
-    startMs,
-    resumeMs,
-    perItemMs: (startMs + resumeMs) / count,
-    peakRssMb: peakRss / 1024 / 1024,
-  }
-}
-
-async function benchSingle(rounds: number): Promise<Row> {
-  const env = await setup('single')
-  peakRss = process.memoryUsage().rss
-  const workflow = env.mastra.getWorkflow('single')
-  let startMs = 0
-  let resumeMs = 0
-  for (let round = 0; round < rounds; round++) {
-    const run = await workflow.createRun()
-    let started = performance.now()
-    await run.start({
-      inputData: { operationId: `single-${round}`, question: 'Approve?', type: 'confirm' as const },
-    })
-    startMs += performance.now() - started
-    const review = (await env.store.listByState('pending', { limit: 10 })).find((r) => r.runId === run.runId)
-    if (!review) throw new Error('no review')
-    await env.client.decisions.answer(review.decisionId, 'yes')
-    started = performance.now()
-    const result = await env.dispatcher.resumeDecision(review.decisionId)
-    resumeMs += performance.now() - started
-    if (result.status !== 'resumed') throw new Error(`single resume ended ${result.status}`)
-  }
-  await env.close()
-  return {
-    scenario: 'single approval round trip (start + verified resume)',
-    items: rounds,
-    startMs,
-    resumeMs,
-    perItemMs: (startMs + resumeMs) / rounds,
-    peakRssMb: peakRss / 1024 / 1024,
-  }
-}
-
-function table(rows: readonly Row[]): string {
-  const lines = [
-    '| scenario | items | start total (ms) | resume total (ms) | per item (ms) | peak RSS (MB) |',
-    '|---|---:|---:|---:|---:|---:|',
-    ...rows.map(
-      (row) =>
-        `| ${row.scenario} | ${row.items} | ${row.startMs.toFixed(0)} | ${row.resumeMs.toFixed(0)} | ${row.perItemMs.toFixed(1)} | ${row.peakRssMb.toFixed(0)} |`,
-    ),
-  ]
   return lines.join('\n')
 }
 
-async function main() {
-  const sizes = process.argv
-    .slice(2)
-    .map(Number)
-    .filter((n) => Number.isInteger(n) && n > 0)
-  const rows: Row[] = [await benchSingle(20)]
-  for (const size of sizes.length > 0 ? sizes : [100, 1000]) {
-    rows.push(await benchBatch(size))
-    process.stdout.write(`${table(rows)}\n\n`)
-  }
-  const body = [
-    '# Benchmark results',
+function cpuTable(shares: readonly CpuShare[], resumes: number): string {
+  // The inspector's own start/stop shows up as native `dispatch`: not part of a resume.
+  const kept = shares.filter((share) => share.category !== 'native: dispatch')
+  const sum = kept.reduce((total, share) => total + share.msPerResume, 0)
+  const top = kept.slice(0, 14)
+  const rest = kept.slice(14).reduce((total, share) => total + share.msPerResume, 0)
+  return [
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} with \`npm run bench\` on Node ${process.version},`,
-    `${cpus().length} CPUs, ${(totalmem() / 1024 ** 3).toFixed(0)} GB RAM; @mastra/core 1.71, LibSQL file storage,`,
-    'the local decision service over loopback HTTP, the SQLite review store. "start" creates every',
-    'decision and child run; "resume" re-reads each answered decision, claims, resumes and finishes it',
-    '(the parent is resumed once, by the last child). Per item = (start + resume) / items.',
-    'Peak RSS is the whole process, which also hosts the decision service; other jobs may share the machine.',
+    `Sampled CPU profile of ${resumes} \`resumeDecision\` calls (200 µs sampling, only the resume itself; the profiler's own start/stop excluded), self time grouped by package or module:`,
+    '',
+    '| where | ms per resume | share |',
+    '|---|---:|---:|',
+    ...top.map(
+      (share) =>
+        `| ${share.category} | ${share.msPerResume.toFixed(2)} | ${((share.msPerResume / sum) * 100).toFixed(1)}% |`,
+    ),
+    `| everything else | ${rest.toFixed(2)} | ${((rest / sum) * 100).toFixed(1)}% |`,
+  ].join('\n')
+}
+
+function previousNotes(path: string): string {
+  const placeholder = '<!-- notes -->\n_No notes yet._\n<!-- /notes -->'
+  if (!existsSync(path)) return placeholder
+  const match = /<!-- notes -->[\s\S]*?<!-- \/notes -->/.exec(readFileSync(path, 'utf8'))
+  return match?.[0] ?? placeholder
+}
+
+async function main(): Promise<void> {
+  const started = performance.now()
+  const dir = mkdtempSync(join(tmpdir(), 'pushary-bench-'))
+  const wants = (name: Scenario) => only.includes(name)
+  const rows: Row[] = []
+  let breakdowns: CallBreakdown[] = []
+  let shares: CpuShare[] = []
+  const needsPackage = wants('long-polls') || wants('claims') || wants('import') || wants('cold')
+  const pkg = needsPackage ? await buildPackage() : ''
+  if (needsPackage) log('built the package (ESM, tsup) for the process scenarios')
+
+  if (['resume', 'agent', 'profile', 'service', 'multi-item'].some((name) => wants(name as Scenario))) {
+    const env = await createBenchEnv('main')
+    try {
+      if (wants('resume')) {
+        log('answer → resumed run')
+        rows.push(...(await benchResume(env, sizes.resume)))
+      }
+      if (wants('agent')) {
+        log('agent reviews')
+        rows.push(await benchAgentReview(env, sizes.agent))
+      }
+      if (wants('profile')) {
+        log('where the time goes: counting and profiling resumes')
+        breakdowns = await countPerResume(env, sizes.counted)
+        shares = await profileResumes(env, sizes.profiled)
+      }
+      if (wants('service')) {
+        log('decision service latency, throughput, callback delivery')
+        rows.push(...(await benchServiceLatency(env, sizes.service)))
+        rows.push(await benchCallbackDelivery(env, { samples: sizes.callbacks }))
+      }
+      if (wants('multi-item')) {
+        log('multi-item batches')
+        rows.push(...(await benchMultiItem(env, sizes.multi)))
+      }
+    } finally {
+      await env.close()
+    }
+  }
+  if (wants('long-polls')) {
+    log(`${sizes.polls} long-polls`)
+    rows.push(await benchLongPolls({ pkg, dir, polls: sizes.polls }))
+  }
+  if (wants('claims')) {
+    log('store claims across processes')
+    rows.push(...(await benchClaims({ pkg, dir, ...sizes.claims })))
+  }
+  if (wants('import')) {
+    log('import cost')
+    rows.push(...(await benchImportCost({ pkg, samples: sizes.imports })))
+  }
+  if (wants('cold')) {
+    log('cold resume in a fresh process')
+    rows.push(await benchColdResume({ pkg, samples: sizes.cold }))
+  }
+  rows.sort((a, b) => a.group.localeCompare(b.group))
+  const seconds = (performance.now() - started) / 1000
+  log(`done in ${seconds.toFixed(0)} s`)
+
+  const target = quick ? join(ROOT, 'bench/results/BENCHMARKS.quick.md') : join(ROOT, 'BENCHMARKS.md')
+  const body = [
+    '# Benchmarks',
+    '',
+    `Generated by \`npm run bench${quick ? ' -- --quick' : ''}\` (bench/run.ts) on ${new Date().toISOString().slice(0, 10)} in ${seconds.toFixed(0)} s; do not edit by hand except between the notes markers.`,
+    'Targets are those of issue 12. Every baseline was measured in the same run, interleaved with the figure it is compared to.',
+    'Unless a row says otherwise, everything runs in one process on loopback: the local decision service, Mastra on a LibSQL file,',
+    'the SQLite review store. Medians and percentiles are nearest-rank.',
+    '',
+    machine(),
     '',
     table(rows),
     '',
-    "For comparison (mastra-probe.md, same machine class): Mastra's own `.foreach` with per-item resumes",
-    'took 1.3–2.0 s for 100 items and did not finish 1,000 items (OOM at 24 GB after 26 min).',
+    '## Where the time goes',
+    '',
+    'Calls made by one answer → resumed run (the timed part only: the first pass and the answer are not counted).',
+    'Every review-store write (`claim`, `finish`, `recordReceipt`) is one transaction; `Mastra storage` is the',
+    'LibSQL workflow store Mastra uses (`loadWorkflowSnapshot` reads a run snapshot). HTTP times include the',
+    'in-process service handling the request.',
+    breakdowns.length > 0 ? breakdownTable(breakdowns) : '\n_(not measured in this run)_',
+    shares.length > 0 ? cpuTable(shares, sizes.profiled) : '',
+    '',
+    previousNotes(join(ROOT, 'BENCHMARKS.md')),
     '',
   ].join('\n')
-  writeFileSync(join(import.meta.dirname ?? 'bench', 'RESULTS.md'), body)
-  process.stdout.write(body)
+  process.stdout.write(`${body}\n`)
+  if (onlyArg) return
+  mkdirSync(join(target, '..'), { recursive: true })
+  writeFileSync(target, body)
+  log(`wrote ${target}`)
 }
 
 main()
-  .then(() => {
-    clearInterval(sampler)
-    process.exit(0)
-  })
+  .then(() => process.exit(0))
   .catch((error: unknown) => {
     process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
     process.exit(1)

@@ -124,7 +124,8 @@ export { isPusharyStoreError, PusharyStoreError } from './store/store-error.js'
 export type { PusharyStoreErrorCode } from './store/store-error.js'
 
 // Local decision service (src/server)
-export { createPusharyDevServer } from './server/dev-server.js'
+// Loaded on first use, like the PostgreSQL driver: importing the package starts nothing.
+export { createPusharyDevServer } from './server/start-dev-server.js'
 export type { PusharyDevServer, PusharyDevServerOptions } from './server/dev-server.js'
 export type { PusharyDevServerLimits } from './server/connection-limits.js'
 export { isPusharyDevServerError, PusharyDevServerError } from './server/dev-server-error.js'

@@ -6,7 +6,7 @@
  * update. A partial unique index keeps the one-active-review-per-run rule
  * true even for writers that bypass this code.
  */
-import pg from 'pg'
+import type pg from 'pg'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import {
@@ -175,26 +175,34 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
     throw invalidOptions('schema', 'schema must be an identifier of letters, digits and _ (at most 63)')
   }
   const s = `"${schemaName}"`
-  let pool: pg.Pool
+  // `pg` is loaded on first use, not at import, so applications on SQLite
+  // never load it; a store that is never used never opens a pool.
+  let pool: Promise<pg.Pool> | undefined
   let ownsPool: boolean
   if (options.pool !== undefined) {
     if (typeof options.pool?.connect !== 'function') throw invalidOptions('pool', 'pool must be a pg.Pool')
-    pool = options.pool
+    pool = Promise.resolve(options.pool)
     ownsPool = false
   } else {
     if (typeof options.connectionString !== 'string' || options.connectionString.trim() === '') {
       throw invalidOptions('connectionString', 'pass { connectionString } or { pool }')
     }
-    try {
-      pool = new pg.Pool({ connectionString: options.connectionString })
-    } catch (cause) {
-      throw invalidOptions('connectionString', 'cannot create a pool from this connection string', cause)
-    }
     ownsPool = true
+  }
+  const connectionString = options.connectionString
+  function getPool(): Promise<pg.Pool> {
+    pool ??= import('pg').then(({ default: driver }) => {
+      try {
+        return new driver.Pool({ connectionString })
+      } catch (cause) {
+        throw invalidOptions('connectionString', 'cannot create a pool from this connection string', cause)
+      }
+    })
+    return pool
   }
 
   async function inTransaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await pool.connect()
+    const client = await (await getPool()).connect()
     try {
       await client.query('BEGIN')
       const result = await body(client)
@@ -224,7 +232,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
 
   async function query(sql: string, args: unknown[]): Promise<Record<string, unknown>[]> {
     await migrate()
-    return (await pool.query(sql, args)).rows as Record<string, unknown>[]
+    return (await (await getPool()).query(sql, args)).rows as Record<string, unknown>[]
   }
 
   let closed = false
@@ -306,7 +314,11 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
     async close() {
       if (closed) return
       closed = true
-      if (ownsPool) await pool.end()
+      if (ownsPool && pool !== undefined) {
+        // A pool that failed to come into being has nothing to end.
+        const owned = await pool.catch(() => undefined)
+        await owned?.end()
+      }
     },
   }
   return createReviewStore(driver, options.now ?? (() => new Date()))

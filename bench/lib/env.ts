@@ -1,0 +1,246 @@
+/**
+ * One in-process environment, as issue 12 measures it: the local decision
+ * service over loopback HTTP, Mastra on a LibSQL file, the SQLite review
+ * store, and the workflows the scenarios resume. Every collaborator can be
+ * counted and timed (the probe), which is how "Where the time goes" is made.
+ */
+import { mkdtempSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Mastra } from '@mastra/core/mastra'
+import { createStep, createWorkflow } from '@mastra/core/workflows'
+import { LibSQLStore } from '@mastra/libsql'
+import { z } from 'zod/v4'
+import { createPusharyClient } from '../../src/pushary/client.js'
+import { pusharyAnswerSchema } from '../../src/pushary/question.js'
+import { createPusharyDevServer } from '../../src/server/dev-server.js'
+import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
+import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
+import { pusharyGate } from '../../src/steps/gate-step.js'
+import type { PusharyReviewStore } from '../../src/store/review-store.js'
+import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import {
+  createPusharyApprovalWorkflow,
+  pusharyApprovalBatchStep,
+} from '../../src/workflows/approval-workflows.js'
+import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
+
+export const EXTERNAL_ID = 'bench-customer'
+
+/** Calls and inclusive milliseconds per collaborator, while `enabled`. */
+export class Probe {
+  enabled = false
+  readonly calls = new Map<string, { calls: number; ms: number }>()
+
+  record(key: string, ms: number): void {
+    if (!this.enabled) return
+    const entry = this.calls.get(key) ?? { calls: 0, ms: 0 }
+    entry.calls += 1
+    entry.ms += ms
+    this.calls.set(key, entry)
+  }
+
+  async time<T>(key: string, body: () => Promise<T>): Promise<T> {
+    const started = performance.now()
+    try {
+      return await body()
+    } finally {
+      this.record(key, performance.now() - started)
+    }
+  }
+
+  reset(): void {
+    this.calls.clear()
+  }
+}
+
+function httpKey(input: RequestInfo | URL, init?: RequestInit): string {
+  const url = new URL(input instanceof Request ? input.url : String(input))
+  const method = init?.method ?? (input instanceof Request ? input.method : 'GET')
+  const path = url.pathname.replace(/^\/api\/v1\/server/, '').replace(/\/decisions\/[^/]+/, '/decisions/:id')
+  return `HTTP ${method} ${path}`
+}
+
+function instrumentStore(store: PusharyReviewStore, probe: Probe): PusharyReviewStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver)
+      if (typeof value !== 'function' || typeof property !== 'string') return value
+      return (...args: unknown[]) =>
+        probe.time(`review store: ${property}`, () => value.apply(target, args) as Promise<unknown>)
+    },
+  })
+}
+
+/** Wraps every method of Mastra's workflow storage domain in place (bench only). */
+async function instrumentMastraStorage(storage: LibSQLStore, probe: Probe): Promise<void> {
+  const workflows = (await storage.getStore('workflows')) as unknown as Record<string, unknown> | undefined
+  if (!workflows) throw new Error('LibSQLStore has no workflows domain')
+  let proto = Object.getPrototypeOf(workflows) as object | null
+  const names = new Set<string>()
+  while (proto && proto !== Object.prototype) {
+    for (const name of Object.getOwnPropertyNames(proto)) names.add(name)
+    proto = Object.getPrototypeOf(proto) as object | null
+  }
+  for (const name of names) {
+    const original = workflows[name]
+    if (name === 'constructor' || typeof original !== 'function') continue
+    workflows[name] = function (this: unknown, ...args: unknown[]) {
+      const result = (original as (...a: unknown[]) => unknown).apply(workflows, args)
+      if (!(result instanceof Promise)) return result
+      const started = performance.now()
+      return result.finally(() => probe.record(`Mastra storage: ${name}`, performance.now() - started))
+    }
+  }
+}
+
+export interface CapturedCallback {
+  body: string
+  signature: string
+  arrivedAt: number
+}
+
+/** A loopback receiver that keeps each signed callback body, by decision ID. */
+async function startCallbackReceiver() {
+  const arrived = new Map<string, CapturedCallback>()
+  const waiters = new Map<string, (callback: CapturedCallback) => void>()
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const arrivedAt = performance.now()
+      const body = Buffer.concat(chunks).toString('utf8')
+      const id = (JSON.parse(body) as { decisionId?: string }).decisionId ?? ''
+      const callback = { body, signature: String(req.headers['x-pushary-signature'] ?? ''), arrivedAt }
+      arrived.set(id, callback)
+      waiters.get(id)?.(callback)
+      res.writeHead(200).end('ok')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  return {
+    url: `http://127.0.0.1:${port}/callbacks`,
+    /** Resolves with the callback for `decisionId`, now or when it arrives. */
+    next(decisionId: string): Promise<CapturedCallback> {
+      const known = arrived.get(decisionId)
+      if (known) return Promise.resolve(known)
+      return new Promise((resolve) => waiters.set(decisionId, resolve))
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+export async function createBenchEnv(name: string) {
+  const dir = mkdtempSync(join(tmpdir(), `pushary-bench-${name}-`))
+  const probe = new Probe()
+  const service = await createPusharyDevServer({
+    dbPath: join(dir, 'service.db'),
+    port: 0,
+    onError: () => {},
+  })
+  const receiver = await startCallbackReceiver()
+  const countedFetch: typeof fetch = (input, init) =>
+    probe.time(httpKey(input as RequestInfo | URL, init), () => fetch(input, init))
+  const client = createPusharyClient({
+    baseUrl: service.baseUrl,
+    apiKey: service.apiKey,
+    fetch: countedFetch,
+  })
+  const rawStore = createSqliteReviewStore({ url: `file:${join(dir, 'reviews.db')}` })
+  const store = instrumentStore(rawStore, probe)
+  const config = { client, store }
+  const effects = { protected: 0, bare: 0 }
+
+  const protectedStep = (id: string, count: () => void) =>
+    createStep({
+      id,
+      inputSchema: pusharyAnswerSchema,
+      outputSchema: z.object({ done: z.literal(true) }),
+      execute: async () => {
+        count()
+        return { done: true as const }
+      },
+    })
+  const approved = (id: string, callbackUrl?: string) =>
+    createWorkflow({
+      id,
+      inputSchema: pusharyApprovalStepInputSchema,
+      outputSchema: z.object({ done: z.literal(true) }),
+    })
+      .then(pusharyApprovalStep(config, { externalId: EXTERNAL_ID, ...(callbackUrl ? { callbackUrl } : {}) }))
+      .then(pusharyGate())
+      .then(protectedStep('protected', () => effects.protected++))
+      .commit()
+
+  // Bare Mastra, same shape: a step that suspends under a label, a gate, the protected step.
+  const bareApproval = createStep({
+    id: 'approval',
+    inputSchema: pusharyApprovalStepInputSchema,
+    outputSchema: pusharyAnswerSchema,
+    resumeSchema: z.object({ answer: z.string() }),
+    suspendSchema: z.object({ label: z.string() }),
+    execute: async ({ inputData, resumeData, suspend }) => {
+      if (resumeData)
+        return {
+          status: 'answered' as const,
+          value: resumeData.answer,
+          approved: resumeData.answer === 'yes',
+        }
+      return suspend({ label: inputData.operationId }, { resumeLabel: inputData.operationId })
+    },
+  })
+  const bare = createWorkflow({
+    id: 'bare',
+    inputSchema: pusharyApprovalStepInputSchema,
+    outputSchema: z.object({ done: z.literal(true) }),
+  })
+    .then(bareApproval)
+    .then(pusharyGate())
+    .then(protectedStep('protected', () => effects.bare++))
+    .commit()
+
+  const item = createPusharyApprovalWorkflow(config, { workflowId: 'bench-item', externalId: EXTERNAL_ID })
+  const batch = createWorkflow({
+    id: 'bench-batch',
+    inputSchema: z.array(pusharyApprovalStepInputSchema),
+    outputSchema: z.array(pusharyAnswerSchema),
+  })
+    .then(pusharyApprovalBatchStep({ childWorkflowId: 'bench-item' }))
+    .commit()
+
+  const storage = new LibSQLStore({ id: 'bench', url: `file:${join(dir, 'mastra.db')}` })
+  const mastra = new Mastra({
+    storage,
+    workflows: {
+      approved: approved('approved'),
+      viaCallback: approved('via-callback', receiver.url),
+      bare,
+      item,
+      batch,
+    },
+    logger: false,
+  })
+  await instrumentMastraStorage(storage, probe)
+  const dispatcher = createPusharyDispatcher({ mastra, client, store, webhookSecret: service.webhookSecret })
+  return {
+    dir,
+    probe,
+    service,
+    receiver,
+    client,
+    store,
+    mastra,
+    dispatcher,
+    effects,
+    async close() {
+      await rawStore.close()
+      await receiver.close()
+      await service.close()
+    },
+  }
+}
+
+export type BenchEnv = Awaited<ReturnType<typeof createBenchEnv>>

@@ -1,0 +1,127 @@
+/**
+ * "Where the time goes" on the answer → resumed path: how many HTTP round
+ * trips, review-store calls (each write is one transaction) and Mastra
+ * storage calls one resume makes, with their inclusive time, and a sampled
+ * CPU profile of the resumes grouped by package or source module. Only the
+ * resume is counted and sampled; starting and answering the run is not.
+ */
+import { Session } from 'node:inspector/promises'
+import { relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { BenchEnv } from '../lib/env.js'
+import { agentResume } from './agent-review.js'
+import { type Around, resumeViaCallback, resumeViaDispatcher } from './resume.js'
+
+export interface CallBreakdown {
+  path: string
+  resumes: number
+  msPerResume: number
+  rows: { key: string; perResume: number; msPerResume: number }[]
+}
+
+async function countCalls(
+  env: BenchEnv,
+  path: string,
+  resumes: number,
+  once: (operationId: string, around: Around) => Promise<number>,
+): Promise<CallBreakdown> {
+  env.probe.reset()
+  const counted: Around = async (body) => {
+    env.probe.enabled = true
+    try {
+      return await body()
+    } finally {
+      env.probe.enabled = false
+    }
+  }
+  let total = 0
+  for (let index = 0; index < resumes; index++) total += await once(`${path}-count-${index}`, counted)
+  const rows = [...env.probe.calls.entries()]
+    .map(([key, value]) => ({ key, perResume: value.calls / resumes, msPerResume: value.ms / resumes }))
+    .sort((a, b) => b.msPerResume - a.msPerResume)
+  env.probe.reset()
+  return { path, resumes, msPerResume: total / resumes, rows }
+}
+
+export async function countPerResume(env: BenchEnv, resumes: number): Promise<CallBreakdown[]> {
+  return [
+    await countCalls(env, '`dispatcher.resumeDecision`', resumes, (id, around) =>
+      resumeViaDispatcher(env, id, around),
+    ),
+    await countCalls(env, '`dispatcher.handleCallback`', resumes, (id, around) =>
+      resumeViaCallback(env, id, around),
+    ),
+    // The agent's own Mastra (its LibSQL file) is not instrumented: HTTP and review-store calls only.
+    await countCalls(
+      env,
+      '`resumePusharyAgentReview` (agent review; Mastra storage not counted)',
+      resumes,
+      (_id, around) => agentResume(env, around),
+    ),
+  ]
+}
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { url: string; functionName: string } }[]
+  samples: number[]
+  timeDeltas: number[]
+}
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+function category(url: string, functionName: string): string {
+  if (url === '') {
+    if (functionName === '(garbage collector)') return 'garbage collection'
+    if (functionName === '(idle)') return '(idle: waiting on I/O, threads)'
+    if (functionName === '(program)') return '(V8 / native, unattributed)'
+    return `native: ${functionName || 'anonymous'}`
+  }
+  const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)
+  if (modules) return modules[1] ?? url
+  if (url.includes('undici')) return 'Node fetch (undici)'
+  if (url.startsWith('node:')) return 'Node core (http, streams, crypto, timers)'
+  const local = relative(ROOT, url.startsWith('file:') ? fileURLToPath(url) : url)
+  if (local.startsWith('src/server/')) return 'src/server (the local decision service, in process)'
+  if (local.startsWith('bench/')) return 'bench harness'
+  return local
+}
+
+export interface CpuShare {
+  category: string
+  msPerResume: number
+  share: number
+}
+
+/** Samples the CPU during the timed part of `resumes` dispatcher resumes. */
+export async function profileResumes(env: BenchEnv, resumes: number): Promise<CpuShare[]> {
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.setSamplingInterval', { interval: 200 })
+  const totals = new Map<string, number>()
+  const sampled: Around = async (body) => {
+    await session.post('Profiler.start')
+    try {
+      return await body()
+    } finally {
+      const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile }
+      const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
+      profile.samples.forEach((id, index) => {
+        const node = nodes.get(id)
+        if (!node) return
+        const key = category(node.callFrame.url, node.callFrame.functionName)
+        totals.set(key, (totals.get(key) ?? 0) + (profile.timeDeltas[index] ?? 0) / 1000)
+      })
+    }
+  }
+  try {
+    for (let index = 0; index < resumes; index++) await resumeViaDispatcher(env, `profile-${index}`, sampled)
+  } finally {
+    await session.post('Profiler.disable')
+    session.disconnect()
+  }
+  const sum = [...totals.values()].reduce((a, b) => a + b, 0)
+  return [...totals.entries()]
+    .map(([name, ms]) => ({ category: name, msPerResume: ms / resumes, share: sum > 0 ? ms / sum : 0 }))
+    .sort((a, b) => b.msPerResume - a.msPerResume)
+}

@@ -1,0 +1,148 @@
+/**
+ * Answer → resumed run, issue 12 target 1: an answered decision resumed
+ * through `dispatcher.resumeDecision` and through a signed callback into
+ * `handleCallback`, beside bare Mastra `run.resume({ label })` of the same
+ * workflow shape (suspending step, gate, protected step), interleaved in the
+ * same process so load hits all three alike. Every sample checks the
+ * protected step ran.
+ */
+import type { BenchEnv } from '../lib/env.js'
+import type { Row } from '../lib/report.js'
+import { summarize, timed } from '../lib/stats.js'
+
+const GROUP = '1. Answer → resumed run'
+
+interface RunLike {
+  runId: string
+  start(params: { inputData: unknown }): Promise<{
+    status: string
+    steps?: Record<string, { suspendPayload?: { decisionId?: string } }>
+  }>
+  resume(params: { label: string; resumeData: unknown }): Promise<{ status: string }>
+}
+interface WorkflowLike {
+  createRun(options?: { runId?: string }): Promise<RunLike>
+}
+
+function workflow(env: BenchEnv, key: 'approved' | 'viaCallback' | 'bare'): WorkflowLike {
+  return env.mastra.getWorkflow(key) as unknown as WorkflowLike
+}
+
+const input = (operationId: string) => ({ operationId, question: `Approve ${operationId}?`, type: 'confirm' })
+
+/** Starts one of our runs and returns its answered decision. */
+async function answeredRun(env: BenchEnv, key: 'approved' | 'viaCallback', operationId: string) {
+  const run = await workflow(env, key).createRun()
+  const result = await run.start({ inputData: input(operationId) })
+  const decisionId = result.steps?.['pushary-approval']?.suspendPayload?.decisionId
+  if (result.status !== 'suspended' || !decisionId) throw new Error(`start ended ${result.status}`)
+  const answeredAt = performance.now()
+  await env.client.decisions.answer(decisionId, 'yes')
+  return { runId: run.runId, decisionId, answeredAt }
+}
+
+/** Runs the timed part of a resume; the profile wraps it to count or sample only that part. */
+export type Around = <T>(body: () => Promise<T>) => Promise<T>
+const plain: Around = (body) => body()
+
+export async function resumeViaDispatcher(
+  env: BenchEnv,
+  operationId: string,
+  around = plain,
+): Promise<number> {
+  const { decisionId } = await answeredRun(env, 'approved', operationId)
+  const before = env.effects.protected
+  const { ms, value } = await around(() => timed(() => env.dispatcher.resumeDecision(decisionId)))
+  if (value.status !== 'resumed' || value.runStatus !== 'success' || env.effects.protected !== before + 1) {
+    throw new Error(`resumeDecision ended ${value.status}/${'runStatus' in value ? value.runStatus : ''}`)
+  }
+  return ms
+}
+
+export async function resumeViaCallback(env: BenchEnv, operationId: string, around = plain): Promise<number> {
+  const { decisionId } = await answeredRun(env, 'viaCallback', operationId)
+  const callback = await env.receiver.next(decisionId)
+  const before = env.effects.protected
+  const request = () =>
+    new Request('http://127.0.0.1/pushary/callback', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-pushary-signature': callback.signature },
+      body: callback.body,
+    })
+  const { ms, value } = await around(() =>
+    timed(async () => {
+      const response = await env.dispatcher.handleCallback(request())
+      return { status: response.status, body: (await response.json()) as { status?: string } }
+    }),
+  )
+  if (value.status !== 200 || value.body.status !== 'resumed' || env.effects.protected !== before + 1) {
+    throw new Error(`handleCallback answered ${value.status} ${JSON.stringify(value.body)}`)
+  }
+  return ms
+}
+
+async function resumeBare(env: BenchEnv, operationId: string): Promise<number> {
+  const started = await workflow(env, 'bare').createRun()
+  const first = await started.start({ inputData: input(operationId) })
+  if (first.status !== 'suspended') throw new Error(`bare start ended ${first.status}`)
+  const before = env.effects.bare
+  const { ms, value } = await timed(async () => {
+    // A resumer holds only the run ID, like the dispatcher: it builds the run object first.
+    const run = await workflow(env, 'bare').createRun({ runId: started.runId })
+    return run.resume({ label: operationId, resumeData: { answer: 'yes' } })
+  })
+  if (value.status !== 'success' || env.effects.bare !== before + 1) {
+    throw new Error(`bare resume ended ${value.status}`)
+  }
+  return ms
+}
+
+export async function benchResume(
+  env: BenchEnv,
+  options: { warmups: number; samples: number },
+): Promise<Row[]> {
+  const dispatcher: number[] = []
+  const callback: number[] = []
+  const bare: number[] = []
+  for (let round = 0; round < options.warmups + options.samples; round++) {
+    const keep = round >= options.warmups
+    const d = await resumeViaDispatcher(env, `dispatch-${round}`)
+    const c = await resumeViaCallback(env, `callback-${round}`)
+    const b = await resumeBare(env, `bare-${round}`)
+    if (keep) {
+      dispatcher.push(d)
+      callback.push(c)
+      bare.push(b)
+    }
+  }
+  const bareSummary = summarize(bare)
+  const params = `${options.samples} resumes after ${options.warmups} warm-ups, one process, loopback`
+  const row = (scenario: string, samples: number[]): Row => {
+    const summary = summarize(samples)
+    return {
+      group: GROUP,
+      scenario,
+      params,
+      unit: 'ms',
+      median: summary.median,
+      p95: summary.p95,
+      p99: summary.p99,
+      baseline: { label: 'bare Mastra `run.resume({ label })`', value: bareSummary.median },
+      target: '≤ 2× bare, p50 < 10 ms',
+      met: summary.median <= 2 * bareSummary.median && summary.median < 10,
+    }
+  }
+  return [
+    row('answered decision → `dispatcher.resumeDecision` → protected step done', dispatcher),
+    row('signed callback → `dispatcher.handleCallback` → protected step done', callback),
+    {
+      group: GROUP,
+      scenario: 'bare Mastra: `createRun({ runId })` + `run.resume({ label })`, same shape',
+      params,
+      unit: 'ms',
+      median: bareSummary.median,
+      p95: bareSummary.p95,
+      p99: bareSummary.p99,
+    },
+  ]
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Compatibility run against the LOWEST peer the package declares:
+# @mastra/core 1.59.0 (peerDependencies: >=1.59.0 <2.0.0) with @mastra/libsql
+# 1.20.0. Releases 1.22.x and later declare @mastra/core >=1.63.1; 1.21.1
+# declares >=1.51.0 but imports KNOWLEDGE_ACTIVITY_SCHEMA from
+# @mastra/core/storage, which 1.59.0 does not export, so 1.20.0 (published
+# just before core 1.59.0) is the newest that really loads. It works on a
+# scratch copy of the repository, so the main node_modules and
+# package-lock.json are never touched. Override with PUSHARY_COMPAT_CORE /
+# PUSHARY_COMPAT_LIBSQL.
+#
+# The subset covers what depends on Mastra's runtime: workflows, resume,
+# foreach, batch, recovery, the dispatcher and callback route, agent reviews,
+# the approval step and the public API. It does not type-check the sources against 1.59:
+# they pass `autoRestartActiveRuns`, a workflow option 1.59's types do not
+# declare yet (the runtime ignores it), and 1.59 types registerApiRoute's
+# handler context loosely; neither reaches the published declarations.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CORE_VERSION="${PUSHARY_COMPAT_CORE:-1.59.0}"
+LIBSQL_VERSION="${PUSHARY_COMPAT_LIBSQL:-1.20.0}"
+SUBSET=(test/workflows test/agents test/steps test/types test/architecture/lazy-load.test.ts)
+# The 1,000-item scale run proves nothing about compatibility that the
+# 100-item run in the same file does not; the main suites keep running it.
+NOT_SCALE='^(?!.*1,000 items)'
+
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/pushary-compat-XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+tar -C . --exclude=./node_modules --exclude=./dist --exclude=./.git --exclude=./bench/results -cf - . |
+  tar -C "$scratch" -xf -
+cd "$scratch"
+
+echo "==> Install (scratch copy: $scratch)"
+npm ci --no-audit --no-fund --loglevel=error
+npm install --no-save --no-audit --no-fund --loglevel=error -E \
+  "@mastra/core@$CORE_VERSION" "@mastra/libsql@$LIBSQL_VERSION"
+node -e '
+  const want = { "@mastra/core": process.argv[1], "@mastra/libsql": process.argv[2] }
+  for (const [name, version] of Object.entries(want)) {
+    const got = require(`./node_modules/${name}/package.json`).version
+    if (got !== version) { console.error(`${name} is ${got}, expected ${version}`); process.exit(1) }
+    console.log(`${name} ${got}`)
+  }
+' "$CORE_VERSION" "$LIBSQL_VERSION"
+
+echo "==> Compatibility subset: ${SUBSET[*]}"
+npx vitest run "${SUBSET[@]}" --testNamePattern "$NOT_SCALE"
