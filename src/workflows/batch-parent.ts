@@ -253,7 +253,7 @@ export async function resumeBatchParent(input: {
   conflictTimeoutMs?: number
   claimLeaseMs?: number
 }): Promise<PusharyParentOutcome> {
-  const { mastra, store, review } = input
+  const { store, review } = input
   const where = { workflowId: review.workflowId, runId: review.runId }
   const reviewId = review.decisionId
   switch (await store.claim(reviewId, review.runId)) {
