@@ -22,6 +22,7 @@ import type { PusharyDispatchResult } from './dispatch-types.js'
 import {
   claimLease,
   configurationProblem,
+  conflictOption,
   type DispatchContext,
   endReview,
   errorMessage,
@@ -199,6 +200,22 @@ async function recoverParentTakenOver(
   if (snapshot?.status === 'success') {
     await context.store.finish(decisionId, 'completed', 'recovered: the parent run had finished')
     return { status: 'duplicate', decisionId, reason: 'recovered: the parent run had finished' }
+  }
+  if (snapshot?.status === 'suspended' && step === 'suspended') {
+    // Killed between the claim and the resume: the parent still waits on its
+    // batch step, so nothing past it ran. Release the claim and resume it.
+    await context.store.finish(
+      decisionId,
+      'pending',
+      'recovered: the parent was still suspended; nothing ran',
+    )
+    const outcome = await resumeBatchParent({
+      mastra: context.mastra,
+      store: context.store,
+      review: { ...review, state: 'pending' },
+      ...conflictOption(context),
+    })
+    return { status: 'parent', decisionId, parent: outcome }
   }
   if (step === 'success' || snapshot?.status !== 'running') {
     const reason =
