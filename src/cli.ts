@@ -11,6 +11,7 @@ Commands:
   dev       Start the local Pushary-compatible decision service and reviewer page
             (--host, --port, --db, --public-url, --api-key, --policy, --sandbox)
   machine   Print the review lifecycle state machine (--format mermaid)
+  reviews   List, show and recover reviews (list | show ID | recover ID completed|stale|pending --reason ...)
   help      Show this message
 `
 
@@ -25,6 +26,8 @@ async function main(argv: readonly string[], io: CommandIo): Promise<number> {
       const { runMachineCommand } = await import('./machines/machine-command.js')
       return runMachineCommand(rest, io)
     }
+    case 'reviews':
+      return (await import('./workflows/reviews-command.js')).runReviewsCommand(rest, io)
     case undefined:
     case 'help':
     case '--help':
