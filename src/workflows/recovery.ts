@@ -213,6 +213,7 @@ async function recoverParentTakenOver(
       mastra: context.mastra,
       store: context.store,
       review: { ...review, state: 'pending' },
+      claimLeaseMs: claimLease(context),
       ...conflictOption(context),
     })
     return { status: 'parent', decisionId, parent: outcome }

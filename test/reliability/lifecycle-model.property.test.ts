@@ -28,7 +28,7 @@ import {
 } from './support/lifecycle-model.js'
 
 /** Property runs; raise with PUSHARY_PROPERTY_RUNS for a longer soak. */
-const RUNS = Number(process.env.PUSHARY_PROPERTY_RUNS ?? 20)
+const RUNS = Number(process.env.PUSHARY_PROPERTY_RUNS ?? 50)
 const SEED = process.env.PUSHARY_PROPERTY_SEED ? Number(process.env.PUSHARY_PROPERTY_SEED) : undefined
 
 let env: TestEnv
@@ -48,7 +48,8 @@ type Sequence = Iterable<fc.AsyncCommand<Model, Real, boolean>>
 /** Each sequence gets its own Mastra, review store and side-effect files; the service is shared. */
 async function runSequence(commands: Sequence): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pushary-model-'))
-  const app = buildApp({ ...env, dir })
+  // A short claim lease: a crash-left claim is recoverable after 200 ms.
+  const app = buildApp({ ...env, dir }, { claimLeaseMs: 200 })
   const real: Real = { env, dir, app, reviews: [], tag: String(iteration++), counter }
   try {
     await fc.asyncModelRun(() => ({ model: { reviews: [] }, real }), commands)

@@ -26,7 +26,7 @@ import { isPusharyStoreError } from '../../../src/store/store-error.js'
 import { RETRYABLE_DISPATCH_STATUSES } from '../../../src/workflows/dispatch-types.js'
 import { resumePusharyApproval } from '../../../src/workflows/resume-guard.js'
 import { listEffects, type TestEnv } from '../../helpers/mastra.js'
-import type { TestApp } from '../../workflows/fixtures/app.js'
+import { recoverAfterLease, type TestApp } from '../../workflows/fixtures/app.js'
 
 export type Verdict = 'yes' | 'no' | 'cancel'
 
@@ -261,7 +261,8 @@ export class CrashBeforeFinish extends OnReview {
 export class Recover extends OnReview {
   async run(model: Model, real: Real): Promise<void> {
     const { review, ids } = this.pick(model, real)
-    const result = await real.app.dispatcher.recover(ids.decisionId)
+    // A crash-left claim is taken over once its lease ran out (its holder stopped beating).
+    const result = await recoverAfterLease(real.app, ids.decisionId)
     if (review.state === 'pending') {
       if (resumable(review)) resumed(review)
     } else if (review.state === 'resuming') {
