@@ -142,14 +142,17 @@ async function show(
   if (!review) throw new CommandRefused(`no review for decision ${command.decisionId}`)
   const history = await store.history(command.decisionId)
   const receipts = await store.listReceipts(command.decisionId)
+  // For a `resuming` review this moves while its holder is alive (keep-alive);
+  // a time that stopped moving is what tells an operator the holder is gone.
+  const claim = await store.claimState(command.decisionId)
   const run = command.mastra ? await readRun(command.mastra, review) : null
   if (json) {
-    io.stdout.write(`${JSON.stringify({ review, history, receipts, run })}\n`)
+    io.stdout.write(`${JSON.stringify({ review, claim, history, receipts, run })}\n`)
     return 0
   }
   const lines = [
     `decision   ${review.decisionId}`,
-    `state      ${review.state}`,
+    `state      ${review.state} since ${claim?.since ?? '?'}${review.state === 'resuming' ? ' (a live holder keeps this time moving)' : ''}`,
     `target     ${review.target}: ${where(review)}`,
     `binding    ${JSON.stringify(review)}`,
     'history',

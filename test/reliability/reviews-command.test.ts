@@ -222,7 +222,12 @@ describe('pushary-mastra reviews on PostgreSQL', () => {
     ])
     expect(done.code, done.stderr).toBe(0)
     const shown = await runCli(['reviews', 'show', review.decisionId, ...where, '--json'])
-    const view = jsonOf<{ review: PusharyReview; history: ReviewTransition[] }>(shown)
+    const view = jsonOf<{
+      review: PusharyReview
+      claim: { state: string; since: string }
+      history: ReviewTransition[]
+    }>(shown)
+    expect(view.claim).toMatchObject({ state: 'completed', since: view.history.at(-1)?.at })
     expect(view.review.state).toBe('completed')
     expect(view.history.map((entry) => entry.event)).toEqual([null, 'CLAIM', 'OPERATOR_CONFIRMED_EXECUTED'])
     expect(view.history.at(-1)?.reason).toBe('the refund is in the ledger')
