@@ -357,4 +357,37 @@ describe(`adversarial callbacks (seed ${SEED})`, () => {
         `${outcomes.filter((o) => o.status === 401).length} refused as forged; 0 double, 0 unapproved executions`,
     )
   }, 600_000)
+
+  it("never lets another customer's decision carrying a victim's binding context approve or re-run the victim", async () => {
+    const victim = await startRun('yes')
+    const decision = await env.client.decisions.get(victim.decisionId)
+    const forged = await env.client.decisions.create({
+      question: decision.question,
+      externalId: 'customer_2',
+      ...(decision.context ? { context: decision.context } : {}),
+    })
+    await env.client.decisions.answer(forged.decisionId, 'yes')
+    // Neither the dispatcher nor an operator's recover takes it as the victim's answer.
+    expect((await app.dispatcher.resumeDecision(forged.decisionId)).status).toBe('unknown')
+    expect((await app.dispatcher.recover(forged.decisionId)).status).toBe('unknown')
+    expect(await app.store.get(forged.decisionId)).toBeNull()
+    // Same customer, same context, but the run waits on its own decision: not restarted either.
+    const copy = await env.client.decisions.create({
+      question: decision.question,
+      externalId: 'customer_1',
+      ...(decision.context ? { context: decision.context } : {}),
+    })
+    await env.client.decisions.answer(copy.decisionId, 'yes')
+    expect(await app.dispatcher.recover(copy.decisionId)).toMatchObject({
+      status: 'unknown',
+      reason: expect.stringMatching(/suspended/),
+    })
+    expect((await app.store.get(victim.decisionId))?.state).toBe('pending')
+    expect((await env.client.decisions.get(victim.decisionId)).status).toBe('pending')
+    expect((await effectCounts(env.dir)).get(victim.op) ?? 0).toBe(0)
+    // The victim's own answer still resumes it, once.
+    await env.client.decisions.answer(victim.decisionId, 'yes')
+    expect((await app.dispatcher.resumeDecision(victim.decisionId)).status).toBe('resumed')
+    expect((await effectCounts(env.dir)).get(victim.op)).toBe(1)
+  })
 })
