@@ -16,6 +16,7 @@ import { buildApp } from '../workflows/fixtures/app.js'
 import {
   Answer,
   Callback,
+  CallbackBurst,
   CrashAfterClaim,
   CrashBeforeFinish,
   type Model,
@@ -66,6 +67,7 @@ const commandArbitraries = [
     .tuple(index, fc.constantFrom<Verdict>('yes', 'yes', 'no', 'cancel'))
     .map(([at, verdict]) => new Answer(at, verdict)),
   index.map((at) => new Callback(at)),
+  index.map((at) => new CallbackBurst(at)),
   fc.constant(new Reconcile()),
   index.map((at) => new CrashAfterClaim(at)),
   index.map((at) => new CrashBeforeFinish(at)),

@@ -197,6 +197,38 @@ export class Callback extends OnReview {
   }
 }
 
+/** The same genuine callback delivered three times at once, with a reconcile racing them. */
+export class CallbackBurst extends OnReview {
+  async run(model: Model, real: Real): Promise<void> {
+    const { ids } = this.pick(model, real)
+    const body = JSON.stringify({ decisionId: ids.decisionId, correlationId: ids.decisionId, answer: 'yes' })
+    const deliver = () =>
+      real.app.dispatcher.handleCallback(
+        new Request('http://127.0.0.1/callback', {
+          method: 'POST',
+          headers: { [SIGNATURE_HEADER]: signWebhookBody(body, real.env.webhookSecret) },
+          body,
+        }),
+      )
+    real.counter.callbacks += 3
+    const [responses] = await Promise.all([
+      Promise.all([deliver(), deliver(), deliver()]),
+      real.app.dispatcher.reconcile({ limit: 1000 }),
+    ])
+    const statuses = await Promise.all(
+      responses.map(async (r) => ((await r.json()) as { status: string }).status),
+    )
+    expect(responses.every((r) => r.status === 200 || r.status === 503)).toBe(true)
+    // At most one of the racers resumes; when the review was resumable, the reconcile may be the one.
+    expect(statuses.filter((status) => status === 'resumed').length).toBeLessThanOrEqual(1)
+    for (const other of model.reviews) if (resumable(other)) resumed(other)
+    await verify(model, real)
+  }
+  toString(): string {
+    return `CallbackBurst(${this.index})`
+  }
+}
+
 export class Reconcile implements Command {
   check(): boolean {
     return true
