@@ -12,6 +12,7 @@ Commands:
             (--host, --port, --db, --public-url, --api-key-file, --show-secrets, --policy, --sandbox)
   devices   List or revoke the phones enrolled with the local service (list | revoke <deviceId>)
   machine   Print the review lifecycle state machine (--format mermaid)
+  reviews   List, show and recover reviews (list | show ID | recover ID completed|stale|pending --reason ...)
   help      Show this message
 `
 
@@ -30,6 +31,8 @@ async function main(argv: readonly string[], io: CommandIo): Promise<number> {
       const { runMachineCommand } = await import('./machines/machine-command.js')
       return runMachineCommand(rest, io)
     }
+    case 'reviews':
+      return (await import('./workflows/reviews-command.js')).runReviewsCommand(rest, io)
     case undefined:
     case 'help':
     case '--help':

@@ -22,6 +22,7 @@ import type { PusharyDispatchResult } from './dispatch-types.js'
 import {
   claimLease,
   configurationProblem,
+  conflictOption,
   type DispatchContext,
   endReview,
   errorMessage,
@@ -38,6 +39,7 @@ const workflowContextSchema = z.object({
   runId: z.string().min(1),
   stepId: z.string().min(1),
   operationId: z.string().min(1),
+  externalId: z.string().min(1),
 })
 
 async function restartRun(context: DispatchContext, workflowId: string, runId: string) {
@@ -85,14 +87,25 @@ async function recoverUnsaved(context: DispatchContext, decisionId: string): Pro
     binding = null
   }
   if (!binding) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision' }
-  const snapshot = await loadRunSnapshot(context.mastra, binding.workflowId, binding.runId)
-  if (!snapshot) return { status: 'unknown', decisionId, reason: 'the run that asked has no snapshot' }
-  const progress = approvalProgress(snapshot, { ...binding, resumeLabel: decisionId })
-  if (progress !== 'in_progress') {
+  // A context is only text a decision's creator chose: another customer's
+  // decision carrying a copy of a run's context must not restart that run.
+  if (decision.externalId !== null && decision.externalId !== binding.externalId) {
     return {
       status: 'unknown',
       decisionId,
-      reason: `no review is saved and the approval step is ${progress}`,
+      reason: 'no review is saved, and the decision was asked of another customer than its context names',
+    }
+  }
+  const snapshot = await loadRunSnapshot(context.mastra, binding.workflowId, binding.runId)
+  if (!snapshot) return { status: 'unknown', decisionId, reason: 'the run that asked has no snapshot' }
+  const progress = approvalProgress(snapshot, { ...binding, resumeLabel: decisionId })
+  // Only a run left `running` by a crash in its first pass is restarted; a
+  // run suspended on another decision has its own review and is not ours.
+  if (progress !== 'in_progress' || snapshot.status !== 'running') {
+    return {
+      status: 'unknown',
+      decisionId,
+      reason: `no review is saved and the run is ${snapshot.status} with the approval step ${progress}`,
     }
   }
   await restartRun(context, binding.workflowId, binding.runId)
@@ -199,6 +212,23 @@ async function recoverParentTakenOver(
   if (snapshot?.status === 'success') {
     await context.store.finish(decisionId, 'completed', 'recovered: the parent run had finished')
     return { status: 'duplicate', decisionId, reason: 'recovered: the parent run had finished' }
+  }
+  if (snapshot?.status === 'suspended' && step === 'suspended') {
+    // Killed between the claim and the resume: the parent still waits on its
+    // batch step, so nothing past it ran. Release the claim and resume it.
+    await context.store.finish(
+      decisionId,
+      'pending',
+      'recovered: the parent was still suspended; nothing ran',
+    )
+    const outcome = await resumeBatchParent({
+      mastra: context.mastra,
+      store: context.store,
+      review: { ...review, state: 'pending' },
+      claimLeaseMs: claimLease(context),
+      ...conflictOption(context),
+    })
+    return { status: 'parent', decisionId, parent: outcome }
   }
   if (step === 'success' || snapshot?.status !== 'running') {
     const reason =

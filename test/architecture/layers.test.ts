@@ -15,7 +15,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   machines: ['pushary', 'root:command-io'],
   store: ['machines', 'pushary'],
   steps: ['store', 'machines', 'pushary'],
-  workflows: ['steps', 'store', 'machines', 'pushary'],
+  workflows: ['steps', 'store', 'machines', 'pushary', 'root:command-io'],
   agents: ['workflows', 'steps', 'store', 'machines', 'pushary'],
   server: ['pushary', 'root:command-io'],
 }

@@ -1,0 +1,201 @@
+/**
+ * Argument parsing of `pushary-mastra reviews`. Kept apart from the command
+ * so every refusal (a missing store, an unknown state, a recovery without a
+ * reason) happens before any database is opened.
+ */
+import { isReviewState, REVIEW_STATES, type ReviewState } from '../machines/review-lifecycle.js'
+
+export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|recover> [options]
+
+  reviews list [--state <state>]... [--limit <n>]
+      Reviews in the given states (default: every state), longest in their state first.
+  reviews show <decisionId> [--mastra-db <file> | --mastra-pg <url>]
+      The binding, every transition with its reason, the recorded callbacks and,
+      when Mastra's storage is given, the status of the run and of its approval step.
+  reviews recover <decisionId> completed|stale|pending --reason <text>
+      Operator recovery of an uncertain (or crash-left resuming) review, with the
+      same rules as store.recover: completed = the action ran, stale = it did not
+      run and never will, pending = nothing ran and the run still waits (reopen).
+
+Review store (one is required):
+  --db <file>          SQLite review store file (createSqliteReviewStore)
+  --pg <url>           PostgreSQL connection string (createPostgresReviewStore)
+  --schema <name>      PostgreSQL schema of the review tables (default public)
+
+  --json               Print JSON instead of text
+  --help               Show this message
+
+States: ${REVIEW_STATES.join(', ')}. Exit codes: 0 done, 1 refused or failed, 2 bad arguments.
+`
+
+export const RECOVERY_OUTCOMES = ['completed', 'stale', 'pending'] as const
+
+/** Where the review store lives. */
+export type StoreLocation = { kind: 'sqlite'; file: string } | { kind: 'pg'; url: string; schema?: string }
+
+/** Where Mastra's workflow storage lives, for the run status in `show`. */
+export type MastraLocation = { kind: 'libsql'; url: string } | { kind: 'pg'; url: string }
+
+export type ReviewsCommand =
+  | { action: 'list'; states: readonly ReviewState[]; limit: number }
+  | { action: 'show'; decisionId: string; mastra: MastraLocation | null }
+  | {
+      action: 'recover'
+      decisionId: string
+      outcome: (typeof RECOVERY_OUTCOMES)[number]
+      reason: string
+    }
+
+export type ParsedReviewsArgs =
+  | { status: 'help' }
+  | { status: 'invalid'; message: string }
+  | { status: 'run'; command: ReviewsCommand; store: StoreLocation; json: boolean }
+
+const VALUE_FLAGS = [
+  '--state',
+  '--limit',
+  '--db',
+  '--pg',
+  '--schema',
+  '--mastra-db',
+  '--mastra-pg',
+  '--reason',
+]
+
+/** Splits `--flag value` / `--flag=value` pairs from positional arguments. */
+function split(
+  argv: readonly string[],
+): { flags: Map<string, string[]>; positional: string[]; json: boolean; help: boolean } | string {
+  const flags = new Map<string, string[]>()
+  const positional: string[] = []
+  let json = false
+  let help = false
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] as string
+    if (arg === '--help' || arg === '-h') help = true
+    else if (arg === '--json') json = true
+    else if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=')
+      const flag = eq === -1 ? arg : arg.slice(0, eq)
+      if (!VALUE_FLAGS.includes(flag)) return `unknown option ${flag}`
+      const value = eq === -1 ? argv[++index] : arg.slice(eq + 1)
+      if (value === undefined || value === '' || (eq === -1 && value.startsWith('--'))) {
+        return `${flag} needs a value`
+      }
+      flags.set(flag, [...(flags.get(flag) ?? []), value])
+    } else positional.push(arg)
+  }
+  return { flags, positional, json, help }
+}
+
+function single(flags: Map<string, string[]>, flag: string): string | undefined | { error: string } {
+  const values = flags.get(flag)
+  if (values === undefined) return undefined
+  if (values.length > 1) return { error: `${flag} may be given once` }
+  return values[0]
+}
+
+function storeLocation(flags: Map<string, string[]>): StoreLocation | string {
+  const db = single(flags, '--db')
+  const pg = single(flags, '--pg')
+  const schema = single(flags, '--schema')
+  if (typeof db === 'object') return db.error
+  if (typeof pg === 'object') return pg.error
+  if (typeof schema === 'object') return schema.error
+  if (db !== undefined && pg !== undefined) return 'give either --db or --pg, not both'
+  if (db !== undefined) {
+    if (schema !== undefined) return '--schema applies to --pg only'
+    return { kind: 'sqlite', file: db }
+  }
+  if (pg !== undefined) return { kind: 'pg', url: pg, ...(schema === undefined ? {} : { schema }) }
+  return 'a review store is required: --db <file> or --pg <url>'
+}
+
+function mastraLocation(flags: Map<string, string[]>): MastraLocation | null | string {
+  const libsql = single(flags, '--mastra-db')
+  const pg = single(flags, '--mastra-pg')
+  if (typeof libsql === 'object') return libsql.error
+  if (typeof pg === 'object') return pg.error
+  if (libsql !== undefined && pg !== undefined) return 'give either --mastra-db or --mastra-pg, not both'
+  if (libsql !== undefined) {
+    return { kind: 'libsql', url: /^[a-z]+:/.test(libsql) ? libsql : `file:${libsql}` }
+  }
+  if (pg !== undefined) return { kind: 'pg', url: pg }
+  return null
+}
+
+/** Flags each action accepts besides the store flags and --json. */
+const ACTION_FLAGS: Record<ReviewsCommand['action'], readonly string[]> = {
+  list: ['--state', '--limit'],
+  show: ['--mastra-db', '--mastra-pg'],
+  recover: ['--reason'],
+}
+
+/**
+ * Parses `reviews` arguments. Never touches a database.
+ *
+ * @example
+ * parseReviewsArgs(['list', '--state', 'uncertain', '--db', 'reviews.db'])
+ */
+export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
+  const parts = split(argv)
+  if (typeof parts === 'string') return { status: 'invalid', message: parts }
+  const { flags, positional, json, help } = parts
+  if (help) return { status: 'help' }
+  const [action, ...rest] = positional
+  if (action === undefined) return { status: 'invalid', message: 'name an action: list, show or recover' }
+  if (action !== 'list' && action !== 'show' && action !== 'recover') {
+    return { status: 'invalid', message: `unknown action "${action}" (list, show, recover)` }
+  }
+  const allowed = new Set(['--db', '--pg', '--schema', ...ACTION_FLAGS[action]])
+  for (const flag of flags.keys()) {
+    if (!allowed.has(flag))
+      return { status: 'invalid', message: `${flag} does not apply to reviews ${action}` }
+  }
+  const store = storeLocation(flags)
+  if (typeof store === 'string') return { status: 'invalid', message: store }
+
+  if (action === 'list') {
+    if (rest.length > 0) return { status: 'invalid', message: `unexpected argument "${rest[0]}"` }
+    const states = (flags.get('--state') ?? []).flatMap((value) => value.split(','))
+    const unknown = states.find((state) => !isReviewState(state))
+    if (unknown !== undefined) {
+      return { status: 'invalid', message: `unknown --state "${unknown}" (${REVIEW_STATES.join(', ')})` }
+    }
+    const limitText = single(flags, '--limit')
+    if (typeof limitText === 'object') return { status: 'invalid', message: limitText.error }
+    const limit = limitText === undefined ? 100 : Number(limitText)
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      return { status: 'invalid', message: '--limit must be an integer from 1 to 1000' }
+    }
+    const chosen = states.length === 0 ? [...REVIEW_STATES] : [...new Set(states as ReviewState[])]
+    return { status: 'run', store, json, command: { action, states: chosen, limit } }
+  }
+
+  const [decisionId, outcome, ...extra] = rest
+  if (decisionId === undefined) return { status: 'invalid', message: `reviews ${action} needs a decision ID` }
+  if (action === 'show') {
+    if (outcome !== undefined) return { status: 'invalid', message: `unexpected argument "${outcome}"` }
+    const mastra = mastraLocation(flags)
+    if (typeof mastra === 'string') return { status: 'invalid', message: mastra }
+    return { status: 'run', store, json, command: { action, decisionId, mastra } }
+  }
+  if (extra.length > 0) return { status: 'invalid', message: `unexpected argument "${extra[0]}"` }
+  if (outcome === undefined || !(RECOVERY_OUTCOMES as readonly string[]).includes(outcome)) {
+    return {
+      status: 'invalid',
+      message: `reviews recover needs an outcome: ${RECOVERY_OUTCOMES.join(', ')}${outcome === undefined ? '' : ` (got "${outcome}")`}`,
+    }
+  }
+  const reason = single(flags, '--reason')
+  if (typeof reason === 'object') return { status: 'invalid', message: reason.error }
+  if (reason === undefined || reason.trim() === '') {
+    return { status: 'invalid', message: 'reviews recover needs --reason <text>: it is kept in the history' }
+  }
+  return {
+    status: 'run',
+    store,
+    json,
+    command: { action, decisionId, outcome: outcome as (typeof RECOVERY_OUTCOMES)[number], reason },
+  }
+}

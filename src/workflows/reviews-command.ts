@@ -1,0 +1,258 @@
+/**
+ * `pushary-mastra reviews`: the operator's view of the review store, and the
+ * one sanctioned way to settle an `uncertain` (or crash-left `resuming`)
+ * review from a shell. `recover` is `store.recover` itself, so the command can
+ * never allow a transition the lifecycle machine refuses.
+ */
+import { existsSync } from 'node:fs'
+import type { CommandIo } from '../command-io.js'
+import { createPostgresReviewStore } from '../store/postgres-store.js'
+import type { PusharyReview } from '../store/review-schema.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
+import { createSqliteReviewStore } from '../store/sqlite-store.js'
+import { isPusharyStoreError } from '../store/store-error.js'
+import { type ApprovalProgress, approvalProgress } from './approval-progress.js'
+import {
+  type MastraLocation,
+  type ParsedReviewsArgs,
+  parseReviewsArgs,
+  REVIEWS_USAGE,
+  type ReviewsCommand,
+  type StoreLocation,
+} from './reviews-args.js'
+import type { RunSnapshotView } from './run-snapshot.js'
+
+/** What `show` reports about the Mastra run a review belongs to. */
+interface RunView {
+  workflowId: string
+  runId: string
+  status: string
+  approval: ApprovalProgress | null
+}
+
+class CommandRefused extends Error {}
+
+function openStore(location: StoreLocation): PusharyReviewStore {
+  if (location.kind === 'pg') {
+    return createPostgresReviewStore({
+      connectionString: location.url,
+      ...(location.schema === undefined ? {} : { schema: location.schema }),
+    })
+  }
+  const file = location.file.replace(/^file:/, '')
+  // An operator's typo must not create (and then list) an empty database.
+  if (!existsSync(file)) throw new CommandRefused(`no review store at ${file}`)
+  return createSqliteReviewStore({ url: `file:${file}` })
+}
+
+interface WorkflowSnapshots {
+  loadWorkflowSnapshot(args: { workflowName: string; runId: string }): Promise<Record<string, unknown> | null>
+}
+
+/**
+ * Opens Mastra's own storage adapter (the application's dependency, loaded
+ * only when asked), so the run is read exactly as Mastra persisted it.
+ */
+async function readRun(location: MastraLocation, review: PusharyReview): Promise<RunView | null> {
+  if (review.target === 'agent') return null
+  let storage: {
+    init(): Promise<void>
+    getStore(name: 'workflows'): Promise<unknown>
+    close?: () => Promise<void>
+  }
+  try {
+    if (location.kind === 'libsql') {
+      const { LibSQLStore } = await import('@mastra/libsql')
+      storage = new LibSQLStore({ id: 'pushary-mastra-reviews', url: location.url }) as never
+    } else {
+      const { PostgresStore } = await import('@mastra/pg')
+      storage = new PostgresStore({ id: 'pushary-mastra-reviews', connectionString: location.url }) as never
+    }
+  } catch (error) {
+    const pkg = location.kind === 'libsql' ? '@mastra/libsql' : '@mastra/pg'
+    throw new CommandRefused(
+      `cannot load ${pkg} to read the run (install it beside @mastra/core): ${error instanceof Error ? error.message : String(error)}`,
+    )
+  }
+  try {
+    await storage.init()
+    const workflows = (await storage.getStore('workflows')) as WorkflowSnapshots | undefined
+    if (!workflows) throw new CommandRefused('the Mastra storage has no workflow store')
+    const raw = await workflows.loadWorkflowSnapshot({ workflowName: review.workflowId, runId: review.runId })
+    if (!raw) return { workflowId: review.workflowId, runId: review.runId, status: 'absent', approval: null }
+    const snapshot: RunSnapshotView = {
+      status: String(raw.status),
+      resumeLabels: (raw.resumeLabels ?? {}) as RunSnapshotView['resumeLabels'],
+      suspendedPaths: (raw.suspendedPaths ?? {}) as Record<string, unknown>,
+      context: (raw.context ?? {}) as Record<string, unknown>,
+    }
+    const approval =
+      review.target === 'workflow-step'
+        ? approvalProgress(snapshot, review)
+        : approvalProgress(snapshot, { stepId: review.stepId, resumeLabel: '', operationId: '' })
+    return { workflowId: review.workflowId, runId: review.runId, status: snapshot.status, approval }
+  } finally {
+    await storage.close?.().catch(() => undefined)
+  }
+}
+
+function where(review: PusharyReview): string {
+  switch (review.target) {
+    case 'workflow-step':
+      return `${review.workflowId}/${review.runId} step ${review.stepId} op ${review.operationId}`
+    case 'batch-parent':
+      return `${review.workflowId}/${review.runId} batch ${review.stepId} (${review.count} items)`
+    case 'agent':
+      return `agent ${review.agentId}/${review.runId} tool ${review.toolName} call ${review.toolCallId}`
+    default: {
+      const unreachable: never = review
+      return unreachable
+    }
+  }
+}
+
+async function list(
+  store: PusharyReviewStore,
+  command: Extract<ReviewsCommand, { action: 'list' }>,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
+  const rows: PusharyReview[] = []
+  for (const state of command.states) {
+    rows.push(...(await store.listByState(state, { limit: command.limit })))
+  }
+  if (json) {
+    io.stdout.write(`${JSON.stringify(rows)}\n`)
+    return 0
+  }
+  if (rows.length === 0) io.stdout.write(`no reviews in ${command.states.join(', ')}\n`)
+  for (const review of rows) {
+    io.stdout.write(`${review.decisionId}  ${review.state.padEnd(9)}  ${review.target}  ${where(review)}\n`)
+  }
+  return 0
+}
+
+async function show(
+  store: PusharyReviewStore,
+  command: Extract<ReviewsCommand, { action: 'show' }>,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
+  const review = await store.get(command.decisionId)
+  if (!review) throw new CommandRefused(`no review for decision ${command.decisionId}`)
+  const history = await store.history(command.decisionId)
+  const receipts = await store.listReceipts(command.decisionId)
+  // For a `resuming` review this moves while its holder is alive (keep-alive);
+  // a time that stopped moving is what tells an operator the holder is gone.
+  const claim = await store.claimState(command.decisionId)
+  const run = command.mastra ? await readRun(command.mastra, review) : null
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ review, claim, history, receipts, run })}\n`)
+    return 0
+  }
+  const lines = [
+    `decision   ${review.decisionId}`,
+    `state      ${review.state} since ${claim?.since ?? '?'}${review.state === 'resuming' ? ' (a live holder keeps this time moving)' : ''}`,
+    `target     ${review.target}: ${where(review)}`,
+    `binding    ${JSON.stringify(review)}`,
+    'history',
+    ...history.map(
+      (entry) =>
+        `  ${entry.at}  ${entry.from ?? '(saved)'} -> ${entry.to}${entry.event ? `  ${entry.event}` : ''}${entry.reason ? `  "${entry.reason}"` : ''}`,
+    ),
+    `receipts   ${receipts.length}`,
+    ...receipts.map((receipt) => `  ${receipt.receivedAt}  ${receipt.body.slice(0, 200)}`),
+  ]
+  if (command.mastra) {
+    lines.push(
+      run
+        ? `run        ${run.workflowId}/${run.runId}: ${run.status}${run.approval ? `, approval step ${run.approval}` : ''}`
+        : 'run        (agent reviews have no workflow run)',
+    )
+  }
+  io.stdout.write(`${lines.join('\n')}\n`)
+  return 0
+}
+
+async function recover(
+  store: PusharyReviewStore,
+  command: Extract<ReviewsCommand, { action: 'recover' }>,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
+  await store.recover(command.decisionId, command.outcome, command.reason)
+  const review = await store.get(command.decisionId)
+  const last = (await store.history(command.decisionId)).at(-1)
+  if (json) io.stdout.write(`${JSON.stringify({ review, transition: last })}\n`)
+  else
+    io.stdout.write(
+      `${command.decisionId}: ${last?.from} -> ${last?.to} (${last?.event}) "${last?.reason}"\n`,
+    )
+  return 0
+}
+
+async function execute(
+  parsed: Extract<ParsedReviewsArgs, { status: 'run' }>,
+  io: CommandIo,
+): Promise<number> {
+  const store = openStore(parsed.store)
+  try {
+    switch (parsed.command.action) {
+      case 'list':
+        return await list(store, parsed.command, parsed.json, io)
+      case 'show':
+        return await show(store, parsed.command, parsed.json, io)
+      case 'recover':
+        return await recover(store, parsed.command, parsed.json, io)
+      default: {
+        const unreachable: never = parsed.command
+        return unreachable
+      }
+    }
+  } finally {
+    await store.close()
+  }
+}
+
+/**
+ * Runs `pushary-mastra reviews`. Exit code 0 when done, 1 when the store
+ * refused (an unknown decision, a recovery the lifecycle forbids) or failed,
+ * 2 on bad arguments (checked before any database is opened).
+ *
+ * @example
+ * ```ts
+ * const code = await runReviewsCommand(['list', '--state', 'uncertain', '--db', 'reviews.db'], { stdout: process.stdout, stderr: process.stderr })
+ * ```
+ */
+export async function runReviewsCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  const parsed = parseReviewsArgs(argv)
+  switch (parsed.status) {
+    case 'help':
+      io.stdout.write(REVIEWS_USAGE)
+      return 0
+    case 'invalid':
+      io.stderr.write(`pushary-mastra reviews: ${parsed.message}\n\n${REVIEWS_USAGE}`)
+      return 2
+    case 'run':
+      break
+    default: {
+      const unreachable: never = parsed
+      return unreachable
+    }
+  }
+  try {
+    return await execute(parsed, io)
+  } catch (error) {
+    if (error instanceof CommandRefused) {
+      io.stderr.write(`pushary-mastra reviews: ${error.message}\n`)
+      return 1
+    }
+    if (isPusharyStoreError(error)) {
+      const payload = { error: error.code, message: error.message, field: error.field }
+      if (parsed.json) io.stdout.write(`${JSON.stringify(payload)}\n`)
+      io.stderr.write(`pushary-mastra reviews: refused (${error.code}): ${error.message}\n`)
+      return 1
+    }
+    throw error
+  }
+}

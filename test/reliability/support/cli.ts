@@ -1,0 +1,48 @@
+/**
+ * Runs the `pushary-mastra` command as a real OS process (from the sources,
+ * through tsx), the way an operator runs it from a shell.
+ */
+import { spawn } from 'node:child_process'
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/**
+ * @example
+ * const { code, stdout } = await runCli(['reviews', 'list', '--db', file, '--json'])
+ */
+export function runCli(args: readonly string[], timeoutMs = 120_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+/** The JSON a `--json` invocation printed (its last stdout line). */
+export function jsonOf<T>(result: CliResult): T {
+  const line = result.stdout.trim().split('\n').at(-1) ?? ''
+  try {
+    return JSON.parse(line) as T
+  } catch {
+    throw new Error(`the command printed no JSON (exit ${result.code}): ${result.stdout} ${result.stderr}`)
+  }
+}
