@@ -10,9 +10,9 @@ import { join } from 'node:path'
 import { Mastra } from '@mastra/core/mastra'
 import { LibSQLStore } from '@mastra/libsql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestEnv, startFetchServer, type TestEnv, waitFor } from '../helpers/mastra.js'
 import { answerNext, pendingDecisionOf, toolResults } from '../agents/support/agent-env.js'
 import { callsOnce, scriptedModel } from '../agents/support/scripted-model.js'
+import { createTestEnv, startFetchServer, type TestEnv, waitFor } from '../helpers/mastra.js'
 
 type App = typeof import('./samples/app.js')
 
@@ -100,21 +100,24 @@ describe('the product README samples, as written', () => {
   it.each([
     ['yes', 1],
     ['no', 0],
-  ])('requireApproval sample: answered %s on the phone, the refund runs %i time(s)', async (answer, count) => {
-    const customer = useCustomer(`customer_refund_${answer}`)
-    const [sample, decision] = await Promise.all([
-      runSample<{ output: { runId: string; finishReason: string } }>('require-approval'),
-      answerNext(env.client, customer, answer),
-    ])
-    expect(sample.output.finishReason).toBe('suspended')
-    expect(decision.question).toContain('issueRefund')
-    expect(app.seen.refunds).toEqual(count === 1 ? [{ orderId: 'order_1', amount: 48 }] : [])
-    expect(app.seen.savedOutputs.map((saved) => saved.runId)).toEqual([sample.output.runId])
-    const text = (app.seen.savedOutputs[0]?.output as { text: string }).text
-    expect(text).toContain(count === 1 ? '"refunded":true' : 'The customer declined.')
-    expect(app.seen.flagged).toEqual([])
-    expect(app.seen.pendingRuns).toEqual([[]])
-  })
+  ])(
+    'requireApproval sample: answered %s on the phone, the refund runs %i time(s)',
+    async (answer, count) => {
+      const customer = useCustomer(`customer_refund_${answer}`)
+      const [sample, decision] = await Promise.all([
+        runSample<{ output: { runId: string; finishReason: string } }>('require-approval'),
+        answerNext(env.client, customer, answer),
+      ])
+      expect(sample.output.finishReason).toBe('suspended')
+      expect(decision.question).toContain('issueRefund')
+      expect(app.seen.refunds).toEqual(count === 1 ? [{ orderId: 'order_1', amount: 48 }] : [])
+      expect(app.seen.savedOutputs.map((saved) => saved.runId)).toEqual([sample.output.runId])
+      const text = (app.seen.savedOutputs[0]?.output as { text: string }).text
+      expect(text).toContain(count === 1 ? '"refunded":true' : 'The customer declined.')
+      expect(app.seen.flagged).toEqual([])
+      expect(app.seen.pendingRuns).toEqual([[]])
+    },
+  )
 
   it('deferred review + callback samples: a select answered yes reaches the question tool as data through the signed callback', async () => {
     const customer = useCustomer('customer_deferred_question')
@@ -123,7 +126,11 @@ describe('the product README samples, as written', () => {
     const sample = await runSample<{ output: { finishReason: string } }>('deferred-review')
     expect(sample.output.finishReason).toBe('suspended')
     const decision = await pendingDecisionOf(env.client, customer)
-    expect(decision).toMatchObject({ question: 'Gift-wrap the order?', type: 'select', options: ['yes', 'no'] })
+    expect(decision).toMatchObject({
+      question: 'Gift-wrap the order?',
+      type: 'select',
+      options: ['yes', 'no'],
+    })
     expect(await app.reviewStore.row(decision.decisionId)).toMatchObject({ state: 'pending' })
 
     await env.client.decisions.answer(decision.decisionId, 'yes')
@@ -168,7 +175,9 @@ describe('the product README samples, as written', () => {
       expect(app.seen.refunds).toHaveLength(count)
 
       // The service retries a callback it thinks was lost: same signed body.
-      const first = delivered.find((entry) => entry.raw.includes(decision.decisionId) && entry.status === 200)!
+      const first = delivered.find(
+        (entry) => entry.raw.includes(decision.decisionId) && entry.status === 200,
+      )!
       const { POST } = await import('./samples/callback.js')
       const replay = await POST(
         new Request(`${callbacks.url}/pushary/callback`, {
@@ -220,7 +229,8 @@ describe('the product README samples, as written', () => {
       await env.client.decisions.answer(label, answer)
       const done = await run.resume({ label, resumeData: { answer, status: 'answered' } })
       expect(done.status).toBe('success')
-      if (done.status === 'success') expect(done.result).toEqual({ status: 'answered', value: answer, approved })
+      if (done.status === 'success')
+        expect(done.result).toEqual({ status: 'answered', value: answer, approved })
     },
   )
 })
