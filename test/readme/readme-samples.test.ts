@@ -112,7 +112,7 @@ describe('the product README samples, as written', () => {
       expect(decision.question).toContain('issueRefund')
       expect(app.seen.refunds).toEqual(count === 1 ? [{ orderId: 'order_1', amount: 48 }] : [])
       expect(app.seen.savedOutputs.map((saved) => saved.runId)).toEqual([sample.output.runId])
-      const text = (app.seen.savedOutputs[0]?.output as { text: string }).text
+      const text = (app.seen.savedOutputs[0]!.output as { text: string }).text
       expect(text).toContain(count === 1 ? '"refunded":true' : 'The customer declined.')
       expect(app.seen.flagged).toEqual([])
       expect(app.seen.pendingRuns).toEqual([[]])
