@@ -96,6 +96,25 @@ function isSameCall(review: PusharyAgentReview, run: PusharySuspendedAgentRun | 
 }
 
 /**
+ * The approval step refused the answer on its own re-read (it could not read
+ * the decision, or the service disagreed) and suspended again: the native
+ * agent was never touched, so the claim is released (`NOT_APPLIED`) and the
+ * answer is retried, instead of an `uncertain` nobody may retry.
+ */
+async function releaseClaim(
+  store: PusharyAgentReviewStore,
+  decisionId: string,
+): Promise<PusharyAgentResumeOutcome<never>> {
+  const reason = 'the approval step is still suspended after the resume; nothing ran'
+  try {
+    await store.finish(decisionId, 'pending', reason)
+    return { status: 'pending', decisionId, reason }
+  } catch (error) {
+    return { status: 'uncertain', decisionId, reason, persistenceError: message(error) }
+  }
+}
+
+/**
  * Verifies, claims and resumes one agent review (see the module comment).
  *
  * @example
@@ -222,7 +241,7 @@ export async function resumeAgentReview<TOutput = unknown>(
         return { status: 'stale', decisionId, reason, persistenceError: message(error) }
       }
     }
-    await resumeAgentReviewRun({
+    const run = await resumeAgentReviewRun({
       mastra,
       client: input.client,
       binding: review,
@@ -236,6 +255,7 @@ export async function resumeAgentReview<TOutput = unknown>(
         },
       },
     })
+    if (run.status === 'suspended') return await releaseClaim(input.store, decisionId)
     await input.store.finish(decisionId, 'completed')
   } catch (error) {
     const reason = message(error)
