@@ -1,7 +1,14 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { countEffects, createTestEnv, runFixture, type TestEnv, writeEnvFile } from '../helpers/mastra.js'
+import {
+  countEffects,
+  createTestEnv,
+  runFixture,
+  type TestEnv,
+  waitFor,
+  writeEnvFile,
+} from '../helpers/mastra.js'
 
 const SCRIPT = 'test/agents/fixtures/agent-run.ts'
 let env: TestEnv
@@ -61,6 +68,23 @@ describe('agent reviews across processes', () => {
       expect(await countEffects(dir, 'refund')).toBe(0)
     },
   )
+
+  it('never runs the refund when the review expires unanswered, resumed in a fresh process', async () => {
+    const dir = scenarioDir('expire')
+    const started = await run<{ decisionId: string }>('start', dir, { expiresInSeconds: 1 })
+    // The service's sweeper expires it; nobody answered.
+    await waitFor(async () =>
+      (await env.client.decisions.get(started.decisionId)).status === 'expired' ? true : undefined,
+    )
+    expect((await run<{ status: string }>('resume', dir, { decisionId: started.decisionId })).status).toBe(
+      'resumed',
+    )
+    expect(await countEffects(dir, 'refund')).toBe(0)
+    expect((await run<{ status: string }>('resume', dir, { decisionId: started.decisionId })).status).toBe(
+      'duplicate',
+    )
+    expect(await countEffects(dir, 'refund')).toBe(0)
+  })
 
   it('reopening in another process reuses the review and its decision while pending', async () => {
     const dir = scenarioDir('pending')
