@@ -6,6 +6,7 @@ import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
 import { normalizeSuspendedCall, type PusharyApprovableAgent } from '../workflows/agent-shapes.js'
+import { autoResumedBy } from '../workflows/auto-resume.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
 
 /**
@@ -116,6 +117,15 @@ export async function openPusharyAgentReview(
       operation,
       field: 'toolCallId',
       message: 'the exact agent tool call is not suspended',
+    })
+  }
+  const autoResumed = await autoResumedBy(target.agent, { ...run, toolCallId })
+  if (autoResumed) {
+    throw new PusharyValidationError({
+      code: 'invalid_identifier',
+      operation,
+      field: 'toolCallId',
+      message: autoResumed,
     })
   }
   const { binding, stepSubject } = prepareAgentReview({

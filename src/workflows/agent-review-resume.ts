@@ -18,12 +18,14 @@ import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.j
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import { type PusharyAgentReview, pusharyAgentReviewSchema } from '../store/review-schema.js'
 import { checkAgentDecision, inputFingerprint } from './agent-binding.js'
+import { questionResumeData, resumeDataProblem } from './agent-resume-data.js'
 import { resumeAgentReviewRun } from './agent-review-workflow.js'
 import {
   normalizeSuspendedCall,
   type PusharyResumableAgent,
   type PusharySuspendedAgentRun,
 } from './agent-shapes.js'
+import { autoResumedBy } from './auto-resume.js'
 import { questionSuspensionOf } from './question-suspension.js'
 
 /**
@@ -93,6 +95,20 @@ function isSameCall(review: PusharyAgentReview, run: PusharySuspendedAgentRun | 
     question.externalId === review.externalId &&
     inputFingerprint(question.request) === review.inputHash
   )
+}
+
+/** Ends a claimed review `stale`: it never resumes; the action is regenerated and reviewed anew. */
+async function endStale(
+  store: PusharyAgentReviewStore,
+  decisionId: string,
+  reason: string,
+): Promise<PusharyAgentResumeOutcome<never>> {
+  try {
+    await store.finish(decisionId, 'stale', reason)
+    return { status: 'stale', decisionId, reason }
+  } catch (error) {
+    return { status: 'stale', decisionId, reason, persistenceError: message(error) }
+  }
 }
 
 /**
@@ -207,6 +223,21 @@ export async function resumeAgentReview<TOutput = unknown>(
     })
   }
 
+  if (review.kind === 'question') {
+    // Mastra consumes a suspension whose resume data fails the tool's resumeSchema: check first.
+    const problem = await resumeDataProblem(agent, review.toolName, questionResumeData(decisionId))
+    if (problem) {
+      throw new PusharyValidationError({
+        code: 'invalid_options',
+        operation,
+        field: `agent.tools.${review.toolName}.resumeSchema`,
+        message: problem,
+      })
+    }
+  }
+  // Read before the claim: a memory that cannot be read leaves the review pending (retried), never uncertain.
+  const autoResumed = await autoResumedBy(agent, review)
+
   switch (await input.store.claim(decisionId, review.runId)) {
     case 'claimed':
       break
@@ -233,14 +264,9 @@ export async function resumeAgentReview<TOutput = unknown>(
       ) ||
       current !== review.actionVersion
     ) {
-      const reason = 'The call or business action changed before resumption.'
-      try {
-        await input.store.finish(decisionId, 'stale', reason)
-        return { status: 'stale', decisionId, reason }
-      } catch (error) {
-        return { status: 'stale', decisionId, reason, persistenceError: message(error) }
-      }
+      return await endStale(input.store, decisionId, 'The call or business action changed before resumption.')
     }
+    if (autoResumed) return await endStale(input.store, decisionId, autoResumed)
     const run = await resumeAgentReviewRun({
       mastra,
       client: input.client,

@@ -23,6 +23,7 @@ import {
   agentWorkflowBinding,
   type PusharyAgentReviewBinding,
 } from './agent-binding.js'
+import { questionResumeData } from './agent-resume-data.js'
 import { finishReasonOf, type PusharyResumableAgent } from './agent-shapes.js'
 import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
 
@@ -121,7 +122,7 @@ function createAgentReviewWorkflow(client: PusharyClient) {
         const decisionId = hook?.decisionId ?? decisionIdOf(await loadRunSnapshot(mastra, workflowId, runId))
         if (!decisionId) throw new Error('the review workflow lost its decision ID')
         // The question tool re-reads and verifies the decision itself.
-        const resumeData = { decisionId }
+        const resumeData = questionResumeData(decisionId)
         output = stream
           ? await agent.resumeStream(resumeData, ids)
           : await agent.resumeGenerate(resumeData, ids)
