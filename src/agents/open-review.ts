@@ -7,6 +7,7 @@ import type { PusharyAgentReview } from '../store/review-schema.js'
 import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
 import { normalizeSuspendedCall, type PusharyApprovableAgent } from '../workflows/agent-shapes.js'
 import { autoResumedBy } from '../workflows/auto-resume.js'
+import { withDurableApprovals } from '../workflows/durable-approvals.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
 
 /**
@@ -109,7 +110,8 @@ export async function openPusharyAgentReview(
   const mastra = mastraOf(target, operation)
 
   const { runs } = await target.agent.listSuspendedRuns()
-  const run = runs.find((candidate) => candidate.runId === runId)
+  const listed = runs.find((candidate) => candidate.runId === runId)
+  const run = listed ? await withDurableApprovals(mastra, listed) : undefined
   const raw = run?.toolCalls.find((call) => call.toolCallId === toolCallId)
   if (!run || !raw) {
     throw new PusharyValidationError({

@@ -26,6 +26,7 @@ import {
   type PusharySuspendedAgentRun,
 } from './agent-shapes.js'
 import { autoResumedBy } from './auto-resume.js'
+import { withDurableApprovals } from './durable-approvals.js'
 import { questionSuspensionOf } from './question-suspension.js'
 
 /**
@@ -254,16 +255,12 @@ export async function resumeAgentReview<TOutput = unknown>(
   let output: TOutput | undefined
   try {
     const { runs } = await agent.listSuspendedRuns(scope)
+    const listed = runs.find((run) => run.runId === review.runId)
+    const suspended = listed ? await withDurableApprovals(mastra, listed) : undefined
     const current = input.currentActionVersion
       ? await input.currentActionVersion(review)
       : review.actionVersion
-    if (
-      !isSameCall(
-        review,
-        runs.find((run) => run.runId === review.runId),
-      ) ||
-      current !== review.actionVersion
-    ) {
+    if (!isSameCall(review, suspended) || current !== review.actionVersion) {
       return await endStale(input.store, decisionId, 'The call or business action changed before resumption.')
     }
     if (autoResumed) return await endStale(input.store, decisionId, autoResumed)
@@ -307,11 +304,14 @@ export async function resumeAgentReview<TOutput = unknown>(
     output: output as TOutput,
   }
   try {
-    const { runs } = await agent.listSuspendedRuns(scope)
-    const pending = runs.filter((run) => run.runId === review.runId)
     const finish = (output as { finishReason?: unknown } | undefined)?.finishReason
     const reason = finish instanceof Promise ? await finish : finish
-    if (reason === 'suspended' && pending.length === 0) {
+    // A generation that finished leaves nothing pending, even while a
+    // DurableAgent still lists the run (it deletes its snapshot later).
+    if (reason !== 'suspended') return { ...resumed, pending: [] }
+    const { runs } = await agent.listSuspendedRuns(scope)
+    const pending = runs.filter((run) => run.runId === review.runId)
+    if (pending.length === 0) {
       return {
         ...resumed,
         pending,

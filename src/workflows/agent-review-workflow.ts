@@ -25,6 +25,7 @@ import {
 } from './agent-binding.js'
 import { questionResumeData } from './agent-resume-data.js'
 import { finishReasonOf, type PusharyResumableAgent } from './agent-shapes.js'
+import { resumeGenerateOf } from './durable-approvals.js'
 import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
 
 /** Request-context key of the resume hook (functions are never persisted in the snapshot). */
@@ -125,7 +126,7 @@ function createAgentReviewWorkflow(client: PusharyClient) {
         const resumeData = questionResumeData(decisionId)
         output = stream
           ? await agent.resumeStream(resumeData, ids)
-          : await agent.resumeGenerate(resumeData, ids)
+          : await resumeGenerateOf(agent, resumeData, ids)
         action = 'answered'
       } else if (answer.approved) {
         output = stream ? await agent.approveToolCall(ids) : await agent.approveToolCallGenerate(ids)
