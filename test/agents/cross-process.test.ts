@@ -31,13 +31,13 @@ const run = <T>(phase: string, dir: string, arg: unknown = {}) =>
   runFixture<T>([phase, dir, JSON.stringify(arg)], { script: SCRIPT })
 
 describe('agent reviews across processes', () => {
-  it('runs the approved refund once when five processes race to resume it, and a later resume is duplicate', async () => {
+  it('runs the approved refund once when five processes race to resume it (resumePusharyAgentReview, resumeDecision, handleCallback, reconcile), and a later resume is duplicate', async () => {
     const dir = scenarioDir('approve')
     const started = await run<{ finishReason: string; decisionId: string }>('start', dir)
     expect(started.finishReason).toBe('suspended')
     expect(await countEffects(dir, 'refund')).toBe(0)
     await env.client.decisions.answer(started.decisionId, 'yes')
-    const phases = ['resume', 'dispatch', 'resume', 'reconcile', 'dispatch']
+    const phases = ['resume', 'dispatch', 'callback', 'reconcile', 'callback']
     const results = await Promise.all(
       phases.map((phase) => run<{ status: string }>(phase, dir, { decisionId: started.decisionId })),
     )
@@ -53,7 +53,7 @@ describe('agent reviews across processes', () => {
       'duplicate',
     )
     expect(await countEffects(dir, 'refund')).toBe(1)
-  })
+  }, 240_000) // six OS processes on a shared 2-core machine
 
   it.each([['deny'], ['cancel']])(
     'never runs the refund after %s, resumed in a fresh process',
