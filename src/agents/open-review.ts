@@ -6,6 +6,8 @@ import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
 import { normalizeSuspendedCall, type PusharyApprovableAgent } from '../workflows/agent-shapes.js'
+import { autoResumedBy } from '../workflows/auto-resume.js'
+import { withDurableApprovals } from '../workflows/durable-approvals.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
 
 /**
@@ -108,7 +110,8 @@ export async function openPusharyAgentReview(
   const mastra = mastraOf(target, operation)
 
   const { runs } = await target.agent.listSuspendedRuns()
-  const run = runs.find((candidate) => candidate.runId === runId)
+  const listed = runs.find((candidate) => candidate.runId === runId)
+  const run = listed ? await withDurableApprovals(mastra, listed) : undefined
   const raw = run?.toolCalls.find((call) => call.toolCallId === toolCallId)
   if (!run || !raw) {
     throw new PusharyValidationError({
@@ -116,6 +119,15 @@ export async function openPusharyAgentReview(
       operation,
       field: 'toolCallId',
       message: 'the exact agent tool call is not suspended',
+    })
+  }
+  const autoResumed = await autoResumedBy(target.agent, { ...run, toolCallId })
+  if (autoResumed) {
+    throw new PusharyValidationError({
+      code: 'invalid_identifier',
+      operation,
+      field: 'toolCallId',
+      message: autoResumed,
     })
   }
   const { binding, stepSubject } = prepareAgentReview({

@@ -11,6 +11,7 @@ import {
   type PusharyResumableAgent,
   type PusharySuspendedAgentRun,
 } from '../workflows/agent-shapes.js'
+import { withDurableApprovals } from '../workflows/durable-approvals.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
 import { createRunLocalStore } from './run-local-store.js'
 
@@ -167,8 +168,15 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
     let run: PusharySuspendedAgentRun | undefined = first
     const seen = new Set<string>()
     while (run) {
-      const current: PusharySuspendedAgentRun = run
+      let current: PusharySuspendedAgentRun = run
       run = undefined
+      try {
+        current = await withDurableApprovals(mastra, current)
+      } catch (error) {
+        resolved.push({ runId: current.runId, approved: false, discoveryError: message(error) })
+        pending.push(current)
+        break
+      }
       const call: NormalizedCall | undefined = current.toolCalls
         .map(normalizeSuspendedCall)
         .find((candidate) => candidate.kind === 'approval' && !seen.has(String(candidate.toolCallId)))

@@ -68,11 +68,17 @@ export async function resumePusharyAgentReview<TOutput = unknown>(
     throw new PusharyValidationError({
       code: mismatch ? 'binding_mismatch' : 'invalid_answer',
       operation,
-      field: mismatch ? 'decision' : 'decision.value',
+      field: mismatch ? `decision.${mismatchField(result.reason)}` : 'decision.value',
       message: `decision does not match the saved customer and action binding: ${result.reason}`,
     })
   }
   return result
+}
+
+/** The decision field a mismatch reason names (`question differs …` → `question`). */
+function mismatchField(reason: string): string {
+  const field = /^(decisionId|externalId|type|question|options|context)\b/.exec(reason)?.[1]
+  return field ?? 'context'
 }
 
 function isRefusal(result: { status: string }): result is AgentResumeRefusal {

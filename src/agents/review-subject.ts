@@ -4,7 +4,7 @@
  * request and throws typed errors naming the field.
  */
 import { decisionParametersSchema } from '../pushary/decision-schemas.js'
-import { PusharyValidationError } from '../pushary/errors.js'
+import { isPusharyValidationError, PusharyValidationError } from '../pushary/errors.js'
 import { externalIdSchema, fingerprintPusharyAction, idSchema } from '../pushary/identity.js'
 import { type PusharyQuestion, parsePusharyQuestion } from '../pushary/question.js'
 import { type PusharyApprovalSubject, pusharyApprovalSubjectSchema } from '../steps/approval-schemas.js'
@@ -65,6 +65,28 @@ export function checkedId(value: unknown, field: string, operation: string, exte
     code: external ? 'invalid_external_id' : 'invalid_identifier',
     fieldPrefix: field,
   })
+}
+
+/**
+ * The input fingerprint, refused before any request when the tool arguments
+ * are not JSON (a bigint, a function, a cycle, a class instance, a
+ * non-finite number): a review must bind exactly what the service can echo.
+ */
+function argumentsFingerprint(input: unknown, kind: 'approval' | 'question', operation: string): string {
+  try {
+    return inputFingerprint(input)
+  } catch (error) {
+    if (!isPusharyValidationError(error)) throw error
+    const root = kind === 'approval' ? 'args' : 'suspendPayload.request'
+    const field = error.field === undefined ? root : `${root}${error.field.replace(/^value/, '')}`
+    throw new PusharyValidationError({
+      code: 'invalid_decision_input',
+      operation,
+      field,
+      message: 'the tool arguments are not JSON, so no review can bind them',
+      cause: error,
+    })
+  }
 }
 
 export interface PreparedReview {
@@ -140,7 +162,7 @@ export function prepareAgentReview(input: {
     toolName,
     externalId,
     actionVersion: checkedId(input.actionVersion, 'actionVersion', operation),
-    inputHash: inputFingerprint(toolInput),
+    inputHash: argumentsFingerprint(toolInput, kind, operation),
     subjectHash: fingerprintPusharyAction({ ...stepSubject, context: subjectContext }),
     kind,
     question,

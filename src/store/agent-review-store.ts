@@ -14,7 +14,9 @@ import type { ReviewClaimResult, ReviewFinishState } from './review-store.js'
  *   one worker; `busy` while any review of that run is `resuming` or
  *   `uncertain`; `settled` for a terminal review.
  * - `finish(decisionId, state, reason?)`: `completed`, `stale` or `uncertain`
- *   from the claimed state, keeping the reason.
+ *   from the claimed state, keeping the reason; `pending` releases the claim
+ *   of a resume that provably ran nothing (the approval step suspended again),
+ *   so the answer is retried.
  *
  * An in-memory map cannot coordinate processes; every resumer of a run must
  * share one transactional store.

@@ -47,7 +47,7 @@ export async function resumeAgentForDispatch(
     case 'pending':
     case 'busy':
     case 'duplicate':
-      return { status: outcome.status, decisionId }
+      return { status: outcome.status, decisionId, ...(outcome.reason ? { reason: outcome.reason } : {}) }
     default:
       return outcome
   }

@@ -18,12 +18,15 @@ import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.j
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import { type PusharyAgentReview, pusharyAgentReviewSchema } from '../store/review-schema.js'
 import { checkAgentDecision, inputFingerprint } from './agent-binding.js'
+import { questionResumeData, resumeDataProblem } from './agent-resume-data.js'
 import { resumeAgentReviewRun } from './agent-review-workflow.js'
 import {
   normalizeSuspendedCall,
   type PusharyResumableAgent,
   type PusharySuspendedAgentRun,
 } from './agent-shapes.js'
+import { autoResumedBy } from './auto-resume.js'
+import { withDurableApprovals } from './durable-approvals.js'
 import { questionSuspensionOf } from './question-suspension.js'
 
 /**
@@ -93,6 +96,39 @@ function isSameCall(review: PusharyAgentReview, run: PusharySuspendedAgentRun | 
     question.externalId === review.externalId &&
     inputFingerprint(question.request) === review.inputHash
   )
+}
+
+/** Ends a claimed review `stale`: it never resumes; the action is regenerated and reviewed anew. */
+async function endStale(
+  store: PusharyAgentReviewStore,
+  decisionId: string,
+  reason: string,
+): Promise<PusharyAgentResumeOutcome<never>> {
+  try {
+    await store.finish(decisionId, 'stale', reason)
+    return { status: 'stale', decisionId, reason }
+  } catch (error) {
+    return { status: 'stale', decisionId, reason, persistenceError: message(error) }
+  }
+}
+
+/**
+ * The approval step refused the answer on its own re-read (it could not read
+ * the decision, or the service disagreed) and suspended again: the native
+ * agent was never touched, so the claim is released (`NOT_APPLIED`) and the
+ * answer is retried, instead of an `uncertain` nobody may retry.
+ */
+async function releaseClaim(
+  store: PusharyAgentReviewStore,
+  decisionId: string,
+): Promise<PusharyAgentResumeOutcome<never>> {
+  const reason = 'the approval step is still suspended after the resume; nothing ran'
+  try {
+    await store.finish(decisionId, 'pending', reason)
+    return { status: 'pending', decisionId, reason }
+  } catch (error) {
+    return { status: 'uncertain', decisionId, reason, persistenceError: message(error) }
+  }
 }
 
 /**
@@ -188,6 +224,21 @@ export async function resumeAgentReview<TOutput = unknown>(
     })
   }
 
+  if (review.kind === 'question') {
+    // Mastra consumes a suspension whose resume data fails the tool's resumeSchema: check first.
+    const problem = await resumeDataProblem(agent, review.toolName, questionResumeData(decisionId))
+    if (problem) {
+      throw new PusharyValidationError({
+        code: 'invalid_options',
+        operation,
+        field: `agent.tools.${review.toolName}.resumeSchema`,
+        message: problem,
+      })
+    }
+  }
+  // Read before the claim: a memory that cannot be read leaves the review pending (retried), never uncertain.
+  const autoResumed = await autoResumedBy(agent, review)
+
   switch (await input.store.claim(decisionId, review.runId)) {
     case 'claimed':
       break
@@ -204,25 +255,16 @@ export async function resumeAgentReview<TOutput = unknown>(
   let output: TOutput | undefined
   try {
     const { runs } = await agent.listSuspendedRuns(scope)
+    const listed = runs.find((run) => run.runId === review.runId)
+    const suspended = listed ? await withDurableApprovals(mastra, listed) : undefined
     const current = input.currentActionVersion
       ? await input.currentActionVersion(review)
       : review.actionVersion
-    if (
-      !isSameCall(
-        review,
-        runs.find((run) => run.runId === review.runId),
-      ) ||
-      current !== review.actionVersion
-    ) {
-      const reason = 'The call or business action changed before resumption.'
-      try {
-        await input.store.finish(decisionId, 'stale', reason)
-        return { status: 'stale', decisionId, reason }
-      } catch (error) {
-        return { status: 'stale', decisionId, reason, persistenceError: message(error) }
-      }
+    if (!isSameCall(review, suspended) || current !== review.actionVersion) {
+      return await endStale(input.store, decisionId, 'The call or business action changed before resumption.')
     }
-    await resumeAgentReviewRun({
+    if (autoResumed) return await endStale(input.store, decisionId, autoResumed)
+    const run = await resumeAgentReviewRun({
       mastra,
       client: input.client,
       binding: review,
@@ -236,6 +278,7 @@ export async function resumeAgentReview<TOutput = unknown>(
         },
       },
     })
+    if (run.status === 'suspended') return await releaseClaim(input.store, decisionId)
     await input.store.finish(decisionId, 'completed')
   } catch (error) {
     const reason = message(error)
@@ -261,11 +304,14 @@ export async function resumeAgentReview<TOutput = unknown>(
     output: output as TOutput,
   }
   try {
-    const { runs } = await agent.listSuspendedRuns(scope)
-    const pending = runs.filter((run) => run.runId === review.runId)
     const finish = (output as { finishReason?: unknown } | undefined)?.finishReason
     const reason = finish instanceof Promise ? await finish : finish
-    if (reason === 'suspended' && pending.length === 0) {
+    // A generation that finished leaves nothing pending, even while a
+    // DurableAgent still lists the run (it deletes its snapshot later).
+    if (reason !== 'suspended') return { ...resumed, pending: [] }
+    const { runs } = await agent.listSuspendedRuns(scope)
+    const pending = runs.filter((run) => run.runId === review.runId)
+    if (pending.length === 0) {
       return {
         ...resumed,
         pending,

@@ -23,7 +23,9 @@ import {
   agentWorkflowBinding,
   type PusharyAgentReviewBinding,
 } from './agent-binding.js'
+import { questionResumeData } from './agent-resume-data.js'
 import { finishReasonOf, type PusharyResumableAgent } from './agent-shapes.js'
+import { resumeGenerateOf } from './durable-approvals.js'
 import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
 
 /** Request-context key of the resume hook (functions are never persisted in the snapshot). */
@@ -121,10 +123,10 @@ function createAgentReviewWorkflow(client: PusharyClient) {
         const decisionId = hook?.decisionId ?? decisionIdOf(await loadRunSnapshot(mastra, workflowId, runId))
         if (!decisionId) throw new Error('the review workflow lost its decision ID')
         // The question tool re-reads and verifies the decision itself.
-        const resumeData = { decisionId }
+        const resumeData = questionResumeData(decisionId)
         output = stream
           ? await agent.resumeStream(resumeData, ids)
-          : await agent.resumeGenerate(resumeData, ids)
+          : await resumeGenerateOf(agent, resumeData, ids)
         action = 'answered'
       } else if (answer.approved) {
         output = stream ? await agent.approveToolCall(ids) : await agent.approveToolCallGenerate(ids)
@@ -236,11 +238,14 @@ export async function startAgentReviewRun(input: {
 /**
  * Resumes one review run with the verified answer; the run's final step
  * performs the native agent resume and hands its output to `hook.deliver`.
- * Throws when the run is not waiting on this decision (already resumed,
- * failed, or unknown): the caller records that as uncertain or stale.
+ * Returns `suspended` when the approval step refused the answer on its own
+ * re-read and suspended again on the same decision: nothing after it ran, so
+ * the caller releases its claim. Throws when the run is not waiting on this
+ * decision (already resumed, failed, or unknown) or ended any other way: the
+ * caller records that as uncertain.
  *
  * @example
- * await resumeAgentReviewRun({ mastra, client, binding: review, answer, hook })
+ * const { status } = await resumeAgentReviewRun({ mastra, client, binding: review, answer, hook })
  */
 export async function resumeAgentReviewRun(input: {
   mastra: Mastra
@@ -248,7 +253,7 @@ export async function resumeAgentReviewRun(input: {
   binding: PusharyAgentReviewBinding
   answer: PusharyAnswer
   hook: AgentResumeHook
-}): Promise<{ status: string }> {
+}): Promise<{ status: 'success' | 'suspended' }> {
   const { runId } = agentWorkflowBinding(input.binding, 'resumePusharyAgentReview')
   const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
   const snapshot = await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
@@ -265,11 +270,18 @@ export async function resumeAgentReviewRun(input: {
     resumeData: { answer: input.answer.value, status: input.answer.status },
     requestContext,
   })
+  if (result.status === 'suspended') {
+    const after = await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
+    // Only the ask step can suspend, and only before `resume-agent` runs.
+    if (after?.status === 'suspended' && decisionIdOf(after) === input.hook.decisionId) {
+      return { status: 'suspended' }
+    }
+  }
   if (result.status !== 'success') {
     const cause = (result.error as { message?: string } | undefined)?.message
     throw new Error(`the review workflow run ended ${result.status}${cause ? `: ${cause}` : ''}`, {
       cause: result.error,
     })
   }
-  return { status: result.status }
+  return { status: 'success' }
 }

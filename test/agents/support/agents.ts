@@ -1,11 +1,12 @@
 /**
  * Real Mastra agents for the agent tests: a protected refund tool
- * (`requireApproval`) that counts executions, the deferred question tool, a
- * supervisor over a refunder, all on one LibSQL file.
+ * (`requireApproval`) that counts executions, an unflagged lookup tool, the
+ * deferred question tool, a supervisor over a refunder, all on one LibSQL file.
  */
 import { join } from 'node:path'
 import { Agent } from '@mastra/core/agent'
 import { Mastra } from '@mastra/core/mastra'
+import type { MastraMemory } from '@mastra/core/memory'
 import { createTool } from '@mastra/core/tools'
 import { LibSQLStore } from '@mastra/libsql'
 import { z } from 'zod/v4'
@@ -28,8 +29,22 @@ export function buildAgents(input: {
   middleCalls?: ScriptedToolCall[]
   script?: (turn: ScriptedTurn) => ScriptedReply
   onRefund?: (args: { orderId: string; amount: number }) => Promise<void> | void
+  /** Conversation memory of the refunder (needed for Mastra's autoResumeSuspendedTools). */
+  memory?: MastraMemory
 }) {
   const executions: { orderId: string; amount: number }[] = []
+  const lookups: { orderId: string }[] = []
+  // No approval flag of its own: gated only by an agent-level requireToolApproval.
+  const lookupOrder = createTool({
+    id: 'lookup-order',
+    description: 'Look an order up',
+    inputSchema: z.object({ orderId: z.string() }),
+    outputSchema: z.object({ status: z.string() }),
+    execute: async (args) => {
+      lookups.push(args)
+      return { status: 'shipped' }
+    },
+  })
   const issueRefund = createTool({
     id: 'issue-refund',
     description: 'Refund an order',
@@ -43,7 +58,7 @@ export function buildAgents(input: {
     },
   })
   const askHuman = createPusharyDeferredAskTool({ client: input.client }, { externalId: input.externalId })
-  const tools = { issueRefund, askHuman }
+  const tools = { issueRefund, askHuman, lookupOrder }
   const refunder = new Agent({
     id: 'refunder',
     name: 'refunder',
@@ -51,6 +66,7 @@ export function buildAgents(input: {
     instructions: 'Refund when asked.',
     model: scriptedModel(input.script ?? callsOnce(input.calls)),
     tools,
+    ...(input.memory ? { memory: input.memory } : {}),
   })
   const middle = new Agent({
     id: 'middle',
@@ -72,5 +88,5 @@ export function buildAgents(input: {
     storage: new LibSQLStore({ id: 'agents', url: `file:${join(input.dir, 'mastra.db')}` }),
     logger: false,
   })
-  return { mastra, refunder, supervisor, executions }
+  return { mastra, refunder, supervisor, executions, lookups }
 }
