@@ -17,6 +17,7 @@ import {
   type PusharyDevServer,
   resumePusharyAgentReview,
 } from '@pushary/mastra'
+import { linkSimulatedPhone } from '../shared/local-phone.js'
 import {
   ACTION_VERSION,
   AGENT_ID,
@@ -128,12 +129,10 @@ function checkPinned(pinned: PinnedIdentity, current: PinnedIdentity, dir: strin
 }
 
 /** Default mode only: link a simulated phone once, so `requireReachable` holds like in production. */
-async function linkSimulatedPhone(service: Service, externalId: string): Promise<void> {
-  if (!service.embedded || (await service.client.reachability(externalId)).reachable) return
-  const { universalLink } = await service.client.enroll(externalId)
-  const tapped = await fetch(universalLink, { method: 'POST', redirect: 'manual' })
-  if (tapped.status !== 303) throw new Error(`linking the simulated phone failed (${tapped.status})`)
-  out(`linked a simulated phone for ${JSON.stringify(externalId)} on the embedded service`)
+async function linkPhoneIfEmbedded(service: Service, externalId: string): Promise<void> {
+  if (service.embedded && (await linkSimulatedPhone(service.client, externalId))) {
+    out(`linked a simulated phone for ${JSON.stringify(externalId)} on the embedded service`)
+  }
 }
 
 async function start(ctx: PhaseContext): Promise<number> {
@@ -164,7 +163,7 @@ async function start(ctx: PhaseContext): Promise<number> {
   const run = runs.length === 1 ? runs[0] : undefined
   const call = run?.toolCalls[0]
   if (!run || !call?.toolCallId) throw new ExitError(`expected one suspended run, found ${runs.length}`, 1)
-  await linkSimulatedPhone(ctx.service, identity.externalId)
+  await linkPhoneIfEmbedded(ctx.service, identity.externalId)
   const confirmQuestion =
     scenario === 'deny'
       ? 'Pushary denial test: please decline this simulated refund. No money will move.'
