@@ -75,8 +75,15 @@ export interface PusharyDispatcherOptions {
   mastra: Mastra
   client: PusharyClient
   store: PusharyReviewStore
-  /** Secret that signs callbacks; only `handleCallback` needs it. */
-  webhookSecret?: string
+  /**
+   * Secret that signs callbacks; only `handleCallback` needs it. When the key
+   * is given it must be a non-empty string (an unset environment variable is
+   * refused when the dispatcher is built, not discovered as a 401 on every
+   * callback). Omit it, or pass `false`, for a dispatcher that only
+   * reconciles, resumes and recovers; its `handleCallback` answers 500
+   * `webhook_secret_not_configured`.
+   */
+  webhookSecret?: string | false
   now?: () => Date
   /** How long a resume waits for another resume of the same run; default 30 s. */
   conflictTimeoutMs?: number
