@@ -10,6 +10,7 @@ import type { PusharyParentOutcome } from './batch-parent.js'
  * Outcome of resuming one decision. Retry later on `unknown`, `busy`,
  * `pending`, `not_suspended_yet` and `misconfigured` (this process cannot
  * resume the run: fix its configuration; the review stays `pending`);
+ * `recovery_needed` (a crash left the review claimed) needs `recover`;
  * `uncertain` needs an operator; every other status is final for this
  * decision. `duplicate` may carry the reason the review completed without
  * this call (another resumer, a verified direct resume, a recovery). `parent`
@@ -35,6 +36,11 @@ export type PusharyDispatchResult =
   | { status: 'pending'; decisionId: string; reason?: string }
   | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
   | { status: 'busy'; decisionId: string; reason?: string }
+  /**
+   * A `resuming` claim whose holder stopped keeping it alive for a whole
+   * claim lease (it crashed): retrying never helps; call `recover`.
+   */
+  | { status: 'recovery_needed'; decisionId: string; reason: string }
   | { status: 'duplicate'; decisionId: string; reason?: string }
   | { status: 'misconfigured'; decisionId: string; reason: string }
   | { status: 'parent'; decisionId: string; parent: PusharyParentOutcome }

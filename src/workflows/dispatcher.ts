@@ -3,6 +3,7 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { resumeAgentForDispatch } from './agent-dispatch.js'
 import { resumeBatchParent, settleSuspendedBatches } from './batch-parent.js'
+import { claimHolderGone } from './claim-lease.js'
 import {
   type PusharyDispatcher,
   type PusharyDispatcherOptions,
@@ -11,7 +12,13 @@ import {
   RETRYABLE_DISPATCH_STATUSES,
 } from './dispatch-types.js'
 import { recoverDecision } from './recovery.js'
-import { type DispatchContext, errorMessage, parentOptions, resumePendingReview } from './review-resumer.js'
+import {
+  claimLease,
+  type DispatchContext,
+  errorMessage,
+  parentOptions,
+  resumePendingReview,
+} from './review-resumer.js'
 import { createKeyedQueue } from './run-queue.js'
 
 /**
@@ -64,6 +71,23 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
   const now = options.now ?? (() => new Date())
   const queue = createKeyedQueue()
 
+  /**
+   * A claimed review: `busy` while its holder keeps the claim alive, and
+   * `recovery_needed` once it stopped for a whole lease (it crashed), so a
+   * retry loop stops instead of spinning on a claim nobody will finish.
+   */
+  async function claimedElsewhere(decisionId: string): Promise<PusharyDispatchResult> {
+    const claim = await store.claimState(decisionId)
+    if (claim?.state === 'resuming' && claimHolderGone(claim.since, claimLease(context), now())) {
+      return {
+        status: 'recovery_needed',
+        decisionId,
+        reason: `claimed since ${claim.since} and no longer kept alive; call dispatcher.recover(decisionId)`,
+      }
+    }
+    return { status: 'busy', decisionId }
+  }
+
   async function resumeInQueue(decisionId: string): Promise<PusharyDispatchResult> {
     const review = await store.get(decisionId)
     if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
@@ -83,7 +107,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
       case 'pending':
         return resumePendingReview(context, review)
       case 'resuming':
-        return { status: 'busy', decisionId }
+        return claimedElsewhere(decisionId)
       case 'completed':
         return { status: 'duplicate', decisionId }
       case 'stale':

@@ -45,6 +45,7 @@ function retryLater(result: PusharyDispatchResult): boolean {
     case 'mismatch':
     case 'invalid_answer':
     case 'parent':
+    case 'recovery_needed':
       return false
     default: {
       const unreachable: never = result
