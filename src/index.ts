@@ -155,12 +155,18 @@ export type {
 } from './steps/approval-schemas.js'
 export {
   isPusharyDeclined,
+  pusharyApprovedAnswerSchema,
   pusharyApprovedItemSchema,
   pusharyDeclinedSchema,
   pusharyGate,
   pusharyGateItems,
 } from './steps/gate-step.js'
-export type { PusharyApprovedItem, PusharyDeclined, PusharyDeclineReason } from './steps/gate-step.js'
+export type {
+  PusharyApprovedAnswer,
+  PusharyApprovedItem,
+  PusharyDeclined,
+  PusharyDeclineReason,
+} from './steps/gate-step.js'
 
 // Approval workflows and the dispatcher (src/workflows)
 export {

@@ -2,7 +2,10 @@
  * The main job, end to end on one machine:
  *   npm run demo                      # answer on your phone (or in a browser)
  *   npm run demo -- --answer approve  # unattended: answers through the service
- *   npm run demo -- --answer deny
+ *   npm run demo -- --answer deny     # also select | input: a choice or a text, never approval
+ *   npm run demo -- --agent           # the same refund asked by a Mastra Agent (requireApproval)
+ *   npm run demo -- --agent --answer approve|deny|select|input
+ *   npm run demo -- --agent --model openai/gpt-4o   # a provider model (its key must be set)
  *   npm run demo -- --expire          # nobody answers; the decision expires
  *   npm run demo -- --fresh           # use a temporary database
  *   npm run demo -- --port 4100 --public-url http://192.168.1.20:4100   # phone on the LAN
@@ -10,7 +13,8 @@
  * Starts the local decision service on an embedded SQLite file, runs a Mastra
  * workflow that asks one person to approve a refund (approval step, gate,
  * protected refund step), prints the links with QR codes, waits, and reports
- * the outcome. Exit code 0 only when the outcome matches what was asked.
+ * the outcome. With --agent an agent asks instead (agent-refund.ts). Exit
+ * code 0 only when the outcome matches what was asked.
  */
 import { mkdirSync, mkdtempSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -23,6 +27,8 @@ import {
   createSqliteReviewStore,
   isPusharyDeclined,
 } from '@pushary/mastra'
+import { linkSimulatedPhone, waitUntilReachable } from '../shared/local-phone.js'
+import { type DemoAnswer, runAgentRefund, UNATTENDED_VALUE } from './agent-refund.js'
 import { createRefundApp, createRefundLedger, type RefundOrder } from './refund-app.js'
 import { printQr, startProgress } from './terminal.js'
 
@@ -32,6 +38,8 @@ async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       answer: { type: 'string' },
+      agent: { type: 'boolean', default: false },
+      model: { type: 'string' },
       expire: { type: 'boolean', default: false },
       fresh: { type: 'boolean', default: false },
       port: { type: 'string', default: '0' },
@@ -39,9 +47,14 @@ async function main(): Promise<number> {
       timeout: { type: 'string', default: '600' },
     },
   })
-  const answer = values.answer
-  if (answer !== undefined && answer !== 'approve' && answer !== 'deny') {
-    process.stderr.write('--answer must be approve or deny\n')
+  const answers: readonly string[] = ['approve', 'deny', 'select', 'input']
+  if (values.answer !== undefined && !answers.includes(values.answer)) {
+    process.stderr.write('--answer must be approve, deny, select or input\n')
+    return 2
+  }
+  const answer = values.answer as DemoAnswer | undefined
+  if (values.model !== undefined && !values.agent) {
+    process.stderr.write('--model needs --agent\n')
     return 2
   }
   if (answer !== undefined && values.expire) {
@@ -101,6 +114,7 @@ async function main(): Promise<number> {
     webhookSecret: service.webhookSecret,
     callbackUrl,
     ...(values.expire ? { expiresInSeconds: 3 } : {}),
+    requireReachable: true,
   })
   handle = (request) => app.dispatcher.handleCallback(request)
 
@@ -117,10 +131,36 @@ async function main(): Promise<number> {
     out()
 
     // 3. Connect the reviewer's phone once (enrolment binds a device to the customer ID).
-    const enrollment = await client.enroll(CUSTOMER_ID)
-    out(`Connect your phone as "${CUSTOMER_ID}" (scan or open it, then tap "Link this phone"):`)
-    out(`  ${enrollment.universalLink}`)
-    printQr(enrollment.universalLink)
+    // Questions are asked with requireReachable: a customer with no linked
+    // phone is refused up front instead of being asked into the void.
+    if (answer || values.expire) {
+      await linkSimulatedPhone(client, CUSTOMER_ID)
+      out(`Unattended run: a simulated phone is linked for "${CUSTOMER_ID}".`)
+    } else if (!(await client.reachability(CUSTOMER_ID)).reachable) {
+      const enrollment = await client.enroll(CUSTOMER_ID)
+      out(`Connect your phone as "${CUSTOMER_ID}" (scan or open it, then tap "Link this phone"):`)
+      out(`  ${enrollment.universalLink}`)
+      printQr(enrollment.universalLink)
+      const linking = startProgress('Waiting for the phone to be linked')
+      const linked = await waitUntilReachable(client, CUSTOMER_ID, Number(values.timeout) * 1000)
+      linking.stop(linked ? 'linked' : 'timed out')
+      if (!linked) return 1
+    }
+    const deadline = Date.now() + Number(values.timeout) * 1000
+    const showAsked = (decisionId: string, what: string) => {
+      const reviewLink = `${service.publicUrl}/review/${decisionId}`
+      out()
+      out(`Approval requested: ${what}`)
+      out(`  reviewer link  ${reviewLink}`)
+      printQr(reviewLink)
+      if (answer) {
+        setTimeout(() => {
+          client.decisions.answer(decisionId, UNATTENDED_VALUE[answer]).catch((error: unknown) => {
+            process.stderr.write(`could not answer: ${String(error)}\n`)
+          })
+        }, 1500)
+      }
+    }
 
     // 4. Start the workflow: it asks, saves the binding and suspends.
     const order: RefundOrder = {
@@ -128,6 +168,30 @@ async function main(): Promise<number> {
       amountMinor: 4800,
       currency: 'EUR',
       customerId: CUSTOMER_ID,
+      ask: answer === 'select' || answer === 'input' ? answer : 'confirm',
+    }
+    const what = `refund ${(order.amountMinor / 100).toFixed(2)} ${order.currency} for ${order.orderId}`
+    if (values.agent) {
+      const progress = startProgress(
+        answer ? `Agent waiting for the answer (${answer})` : 'Agent waiting for the answer',
+      )
+      const result = await runAgentRefund({
+        dataDir,
+        client,
+        store,
+        ledger,
+        order,
+        answer,
+        model: values.model,
+        expiresInSeconds: values.expire ? 3 : 600,
+        deadline,
+        onAsked: (decisionId) => showAsked(decisionId, `${what} (asked by an agent)`),
+      }).finally(() => progress.stop('done'))
+      const ok = result.ok && (!values.expire || (result.answerStatus === 'expired' && result.refunds === 0))
+      out()
+      out(result.summary)
+      out(ok ? 'OK: the outcome matches.' : `MISMATCH: refunds executed ${result.refunds}.`)
+      return ok ? 0 : 1
     }
     const run = await app.workflow.createRun()
     const started = await run.start({ inputData: order })
@@ -135,29 +199,12 @@ async function main(): Promise<number> {
       throw new Error(`the workflow did not wait for approval (${started.status})`)
     const review = (await store.listByState('pending', { limit: 1000 })).find((r) => r.runId === run.runId)
     if (!review) throw new Error('the approval binding was not saved')
-    const reviewLink = `${service.publicUrl}/review/${review.decisionId}`
-    out()
-    out(
-      `Approval requested: refund ${(order.amountMinor / 100).toFixed(2)} ${order.currency} for ${order.orderId}`,
-    )
-    out(`  reviewer link  ${reviewLink}`)
-    printQr(reviewLink)
-
-    if (answer) {
-      setTimeout(() => {
-        client.decisions
-          .answer(review.decisionId, answer === 'approve' ? 'yes' : 'no')
-          .catch((error: unknown) => {
-            process.stderr.write(`could not answer: ${String(error)}\n`)
-          })
-      }, 1500)
-    }
+    showAsked(review.decisionId, what)
 
     // 5. Wait: callbacks resume the run; reconcile is the fallback when one is lost.
     const progress = startProgress(
       answer ? `Waiting for the answer (${answer})` : 'Waiting for the answer on the phone',
     )
-    const deadline = Date.now() + Number(values.timeout) * 1000
     let state = await app.workflow.getWorkflowRunById(run.runId)
     let lastReconcile = Date.now()
     while (state?.status === 'suspended' || state?.status === 'running') {
@@ -189,12 +236,14 @@ async function main(): Promise<number> {
       out(`Outcome: run ${state?.status ?? 'missing'}; refunds executed: ${refunds}`)
     }
     const approved = state?.status === 'success' && !isPusharyDeclined(result)
-    const expected = answer === 'approve' ? 1 : answer === 'deny' || values.expire ? 0 : approved ? 1 : 0
+    const expected = answer === 'approve' ? 1 : answer || values.expire ? 0 : approved ? 1 : 0
+    const declinedFor = (reason: string) => isPusharyDeclined(result) && result.reason === reason
     const ok =
       refunds === expected &&
       (answer !== 'approve' || approved) &&
-      (answer !== 'deny' || (isPusharyDeclined(result) && result.reason === 'denied')) &&
-      (!values.expire || (isPusharyDeclined(result) && result.reason === 'expired'))
+      (answer !== 'deny' || declinedFor('denied')) &&
+      (answer !== 'select' && answer !== 'input' ? true : declinedFor('not_approved')) &&
+      (!values.expire || declinedFor('expired'))
     out(ok ? 'OK: the outcome matches.' : `MISMATCH: expected ${expected} refund(s).`)
     return ok ? 0 : 1
   } finally {

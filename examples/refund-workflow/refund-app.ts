@@ -11,9 +11,10 @@ import {
   createPusharyDispatcher,
   type PusharyClient,
   type PusharyReviewStore,
-  pusharyAnswerSchema,
   pusharyApprovalStep,
   pusharyApprovalStepInputSchema,
+  pusharyApprovedAnswerSchema,
+  pusharyDeclinedSchema,
   pusharyGate,
 } from '@pushary/mastra'
 import { z } from 'zod/v4'
@@ -23,8 +24,11 @@ export const refundOrderSchema = z.object({
   amountMinor: z.number().int().positive(),
   currency: z.string().regex(/^[A-Z]{3}$/),
   customerId: z.string().min(1),
+  /** What the demo asks: a confirm (the default), or a choice or a text, which are data and never approve. */
+  ask: z.enum(['confirm', 'select', 'input']).default('confirm'),
 })
 export type RefundOrder = z.infer<typeof refundOrderSchema>
+const refundedSchema = z.object({ refunded: z.literal(true), orderId: z.string() })
 
 /** The protected side effect: one row per executed refund. */
 export function createRefundLedger(url: string) {
@@ -67,6 +71,7 @@ export function createRefundApp(input: {
   webhookSecret: string
   callbackUrl?: string
   expiresInSeconds?: number
+  requireReachable?: boolean
 }) {
   const prepare = createStep({
     id: 'prepare-question',
@@ -74,8 +79,12 @@ export function createRefundApp(input: {
     outputSchema: pusharyApprovalStepInputSchema,
     execute: async ({ inputData }) => ({
       operationId: `refund:${inputData.orderId}`,
-      question: `Refund ${(inputData.amountMinor / 100).toFixed(2)} ${inputData.currency} for order ${inputData.orderId}?`,
-      type: 'confirm' as const,
+      question:
+        inputData.ask === 'input'
+          ? `Why should order ${inputData.orderId} be refunded?`
+          : `Refund ${(inputData.amountMinor / 100).toFixed(2)} ${inputData.currency} for order ${inputData.orderId}?`,
+      type: inputData.ask,
+      ...(inputData.ask === 'select' ? { options: ['yes', 'store credit'] } : {}),
       externalId: inputData.customerId,
       subject: {
         toolName: 'refund.create',
@@ -99,8 +108,9 @@ export function createRefundApp(input: {
 
   const refund = createStep({
     id: 'issue-refund',
-    inputSchema: pusharyAnswerSchema,
-    outputSchema: z.object({ refunded: z.literal(true), orderId: z.string() }),
+    // Only an approved answer fits: chaining this straight after the approval step fails to typecheck.
+    inputSchema: pusharyApprovedAnswerSchema,
+    outputSchema: refundedSchema,
     execute: async ({ getInitData }) => {
       const order = refundOrderSchema.parse(getInitData())
       await input.ledger.execute(order)
@@ -111,7 +121,9 @@ export function createRefundApp(input: {
   const workflow = createWorkflow({
     id: 'refund-approval',
     inputSchema: refundOrderSchema,
-    outputSchema: z.unknown(),
+    // A declined run also ends `success`, with the gate's declined result.
+    outputSchema: z.union([refundedSchema, pusharyDeclinedSchema]),
+    options: { autoRestartActiveRuns: false },
   })
     .then(prepare)
     .then(
@@ -122,6 +134,7 @@ export function createRefundApp(input: {
           agentName: 'Refund demo',
           ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
           ...(input.expiresInSeconds ? { expiresInSeconds: input.expiresInSeconds } : {}),
+          ...(input.requireReachable ? { requireReachable: true } : {}),
         },
       ),
     )

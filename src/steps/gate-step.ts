@@ -5,6 +5,25 @@ import { idSchema } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 
 /**
+ * The only answer that is permission: a confirm answered `yes`. Declare it
+ * as the `inputSchema` of a protected step: Mastra's typed `.then` then
+ * accepts that step after {@link pusharyGate} (whose output is this schema)
+ * and refuses it straight after the approval step, whose output may be a
+ * denial. Forgetting the gate becomes a type error instead of a refund.
+ *
+ * @example
+ * const refund = createStep({ id: 'refund', inputSchema: pusharyApprovedAnswerSchema, outputSchema, execute })
+ * createWorkflow({ id, inputSchema, outputSchema }).then(approvalStep).then(pusharyGate()).then(refund).commit()
+ */
+export const pusharyApprovedAnswerSchema = z.object({
+  status: z.literal('answered'),
+  value: z.literal('yes'),
+  approved: z.literal(true),
+})
+/** @example const ok: PusharyApprovedAnswer = { status: 'answered', value: 'yes', approved: true } */
+export type PusharyApprovedAnswer = z.infer<typeof pusharyApprovedAnswerSchema>
+
+/**
  * Why a gate refused to continue. `not_approved` covers a select or input
  * answer: data, never permission.
  *
@@ -86,12 +105,14 @@ export function pusharyGate(opts: { id?: string } = {}) {
     id: gateId(opts.id, 'pushary-gate'),
     description: 'Continue only when the person approved; otherwise end the run as declined.',
     inputSchema: pusharyAnswerSchema,
-    outputSchema: pusharyAnswerSchema,
+    outputSchema: pusharyApprovedAnswerSchema,
     execute: async ({ inputData, bail }) => {
       const answer = pusharyAnswerSchema.parse(inputData)
       const reason = declineReason(answer)
-      if (reason === null) return answer
-      const declined: PusharyDeclined = { outcome: 'declined', reason, answer }
+      // Fail closed: anything that is not exactly the approved shape declines.
+      const approved = pusharyApprovedAnswerSchema.safeParse(answer)
+      if (reason === null && approved.success) return approved.data
+      const declined: PusharyDeclined = { outcome: 'declined', reason: reason ?? 'not_approved', answer }
       return bail(declined)
     },
   })
@@ -106,7 +127,7 @@ export function pusharyGate(opts: { id?: string } = {}) {
  */
 export const pusharyApprovedItemSchema = z.object({
   index: z.number().int().min(0),
-  answer: pusharyAnswerSchema,
+  answer: pusharyApprovedAnswerSchema,
 })
 /** @example const items: PusharyApprovedItem[] = [] */
 export type PusharyApprovedItem = z.infer<typeof pusharyApprovedItemSchema>
@@ -128,7 +149,10 @@ export function pusharyGateItems(opts: { id?: string } = {}) {
     outputSchema: z.array(pusharyApprovedItemSchema),
     execute: async ({ inputData }) => {
       const answers = z.array(pusharyAnswerSchema).parse(inputData)
-      return answers.flatMap((answer, index) => (declineReason(answer) === null ? [{ index, answer }] : []))
+      return answers.flatMap((answer, index) => {
+        const approved = pusharyApprovedAnswerSchema.safeParse(answer)
+        return approved.success && declineReason(answer) === null ? [{ index, answer: approved.data }] : []
+      })
     },
   })
 }

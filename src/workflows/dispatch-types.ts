@@ -10,6 +10,7 @@ import type { PusharyParentOutcome } from './batch-parent.js'
  * Outcome of resuming one decision. Retry later on `unknown`, `busy`,
  * `pending`, `not_suspended_yet` and `misconfigured` (this process cannot
  * resume the run: fix its configuration; the review stays `pending`);
+ * `recovery_needed` (a crash left the review claimed) needs `recover`;
  * `uncertain` needs an operator; every other status is final for this
  * decision. `duplicate` may carry the reason the review completed without
  * this call (another resumer, a verified direct resume, a recovery). `parent`
@@ -35,6 +36,11 @@ export type PusharyDispatchResult =
   | { status: 'pending'; decisionId: string; reason?: string }
   | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
   | { status: 'busy'; decisionId: string; reason?: string }
+  /**
+   * A `resuming` claim whose holder stopped keeping it alive for a whole
+   * claim lease (it crashed): retrying never helps; call `recover`.
+   */
+  | { status: 'recovery_needed'; decisionId: string; reason: string }
   | { status: 'duplicate'; decisionId: string; reason?: string }
   | { status: 'misconfigured'; decisionId: string; reason: string }
   | { status: 'parent'; decisionId: string; parent: PusharyParentOutcome }
@@ -75,8 +81,15 @@ export interface PusharyDispatcherOptions {
   mastra: Mastra
   client: PusharyClient
   store: PusharyReviewStore
-  /** Secret that signs callbacks; only `handleCallback` needs it. */
-  webhookSecret?: string
+  /**
+   * Secret that signs callbacks; only `handleCallback` needs it. When the key
+   * is given it must be a non-empty string (an unset environment variable is
+   * refused when the dispatcher is built, not discovered as a 401 on every
+   * callback). Omit it, or pass `false`, for a dispatcher that only
+   * reconciles, resumes and recovers; its `handleCallback` answers 500
+   * `webhook_secret_not_configured`.
+   */
+  webhookSecret?: string | false
   now?: () => Date
   /** How long a resume waits for another resume of the same run; default 30 s. */
   conflictTimeoutMs?: number

@@ -3,6 +3,7 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { resumeAgentForDispatch } from './agent-dispatch.js'
 import { resumeBatchParent, settleSuspendedBatches } from './batch-parent.js'
+import { claimHolderGone } from './claim-lease.js'
 import {
   type PusharyDispatcher,
   type PusharyDispatcherOptions,
@@ -11,7 +12,13 @@ import {
   RETRYABLE_DISPATCH_STATUSES,
 } from './dispatch-types.js'
 import { recoverDecision } from './recovery.js'
-import { type DispatchContext, errorMessage, parentOptions, resumePendingReview } from './review-resumer.js'
+import {
+  claimLease,
+  type DispatchContext,
+  errorMessage,
+  parentOptions,
+  resumePendingReview,
+} from './review-resumer.js'
 import { createKeyedQueue } from './run-queue.js'
 
 /**
@@ -22,6 +29,35 @@ import { createKeyedQueue } from './run-queue.js'
 const LEFT_PENDING: ReadonlySet<string> = new Set(['resumed', 'duplicate', 'stale', 'uncertain'])
 
 /**
+ * The callback secret, or `null` for a dispatcher built without one (omitted
+ * or `false`). A key present with anything but a non-empty string is the
+ * classic unset environment variable, refused before any callback arrives.
+ */
+function checkedWebhookSecret(options: PusharyDispatcherOptions): string | null {
+  if (!options || typeof options !== 'object') {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation: 'createPusharyDispatcher',
+      field: 'options',
+      message: 'options must be { mastra, client, store, webhookSecret? }',
+    })
+  }
+  if (!Object.hasOwn(options, 'webhookSecret') || options.webhookSecret === false) return null
+  const secret = options.webhookSecret
+  if (typeof secret !== 'string' || secret.trim() === '') {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation: 'createPusharyDispatcher',
+      field: 'webhookSecret',
+      message:
+        'webhookSecret is missing or empty (is PUSHARY_WEBHOOK_SECRET set?); every callback would fail as unsigned. ' +
+        'Pass the secret, or webhookSecret: false for a dispatcher that only reconciles',
+    })
+  }
+  return secret
+}
+
+/**
  * Builds the dispatcher. Collaborators are passed in; nothing is global.
  *
  * @example
@@ -30,9 +66,27 @@ const LEFT_PENDING: ReadonlySet<string> = new Set(['resumed', 'duplicate', 'stal
  */
 export function createPusharyDispatcher(options: PusharyDispatcherOptions): PusharyDispatcher {
   const { store } = options
+  const webhookSecret = checkedWebhookSecret(options)
   const context: DispatchContext = { mastra: options.mastra, client: options.client, store, options }
   const now = options.now ?? (() => new Date())
   const queue = createKeyedQueue()
+
+  /**
+   * A claimed review: `busy` while its holder keeps the claim alive, and
+   * `recovery_needed` once it stopped for a whole lease (it crashed), so a
+   * retry loop stops instead of spinning on a claim nobody will finish.
+   */
+  async function claimedElsewhere(decisionId: string): Promise<PusharyDispatchResult> {
+    const claim = await store.claimState(decisionId)
+    if (claim?.state === 'resuming' && claimHolderGone(claim.since, claimLease(context), now())) {
+      return {
+        status: 'recovery_needed',
+        decisionId,
+        reason: `claimed since ${claim.since} and no longer kept alive; call dispatcher.recover(decisionId)`,
+      }
+    }
+    return { status: 'busy', decisionId }
+  }
 
   async function resumeInQueue(decisionId: string): Promise<PusharyDispatchResult> {
     const review = await store.get(decisionId)
@@ -53,7 +107,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
       case 'pending':
         return resumePendingReview(context, review)
       case 'resuming':
-        return { status: 'busy', decisionId }
+        return claimedElsewhere(decisionId)
       case 'completed':
         return { status: 'duplicate', decisionId }
       case 'stale':
@@ -99,8 +153,10 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
   async function handleCallback(request: Request): Promise<Response> {
     const reply = (status: number, body: unknown) =>
       new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } })
+    // Not a forgery but our own configuration: say so instead of a 401 on every callback.
+    if (webhookSecret === null) return reply(500, { error: 'webhook_secret_not_configured' })
     const raw = await request.text()
-    if (!verifyWebhookSignature(raw, request.headers.get(SIGNATURE_HEADER), options.webhookSecret)) {
+    if (!verifyWebhookSignature(raw, request.headers.get(SIGNATURE_HEADER), webhookSecret)) {
       return reply(401, { error: 'invalid_signature' })
     }
     const callback = parseDecisionCallback(raw)

@@ -8,10 +8,10 @@ import { reviewLifecycleMachine } from '../../src/machines/review-lifecycle.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
-function committedDiagram(): string {
-  const doc = readFileSync(`${root}docs/review-lifecycle.md`, 'utf8')
+function committedDiagram(file = 'docs/review-lifecycle.md'): string {
+  const doc = readFileSync(`${root}${file}`, 'utf8')
   const match = /```mermaid\n([\s\S]*?)```/.exec(doc)
-  if (!match?.[1]) throw new Error('docs/review-lifecycle.md has no ```mermaid block')
+  if (!match?.[1]) throw new Error(`${file} has no \`\`\`mermaid block`)
   return match[1]
 }
 
@@ -25,6 +25,10 @@ function runCli(args: readonly string[]) {
 describe('review lifecycle diagram', () => {
   it('matches the diagram committed in docs/review-lifecycle.md', () => {
     expect(committedDiagram()).toBe(reviewLifecycleMermaid())
+  })
+
+  it('matches the diagram shown in the README', () => {
+    expect(committedDiagram('README.md')).toBe(reviewLifecycleMermaid())
   })
 
   it('draws every state and every transition of the machine', () => {

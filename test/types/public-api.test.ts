@@ -7,7 +7,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createWorkflow } from '@mastra/core/workflows'
+import { createStep, createWorkflow } from '@mastra/core/workflows'
 import {
   createPusharyClient,
   createSqliteReviewStore,
@@ -21,12 +21,13 @@ import {
   pusharyAnswerSchema,
   pusharyApprovalStep,
   pusharyApprovalStepInputSchema,
+  pusharyApprovedAnswerSchema,
   pusharyGate,
   type ReviewClaimResult,
   type ReviewState,
 } from '@pushary/mastra'
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import type { z } from 'zod/v4'
+import { z } from 'zod/v4'
 
 /** Exhaustive by construction: adding a status without handling it fails typecheck. */
 function retryLater(result: PusharyDispatchResult): boolean {
@@ -44,6 +45,7 @@ function retryLater(result: PusharyDispatchResult): boolean {
     case 'mismatch':
     case 'invalid_answer':
     case 'parent':
+    case 'recovery_needed':
       return false
     default: {
       const unreachable: never = result
@@ -74,6 +76,44 @@ describe('public types', () => {
     expectTypeOf(client).toEqualTypeOf<PusharyClient>()
     expectTypeOf(store).toEqualTypeOf<PusharyReviewStore>()
     await store.close()
+  })
+
+  it('refuses to typecheck a protected step chained straight after the approval step, and accepts it after the gate', async () => {
+    const client = createPusharyClient({
+      apiKey: 'pk_types.sk_types',
+      baseUrl: 'http://127.0.0.1:1/api/v1/server',
+    })
+    const refund = createStep({
+      id: 'refund',
+      inputSchema: pusharyApprovedAnswerSchema,
+      outputSchema: z.object({ refunded: z.literal(true) }),
+      execute: async () => ({ refunded: true as const }),
+    })
+    const ask = pusharyApprovalStep({ client }, { externalId: 'customer_1' })
+    const gated = createWorkflow({
+      id: 'gated',
+      inputSchema: pusharyApprovalStepInputSchema,
+      outputSchema: z.unknown(),
+    })
+      .then(ask)
+      .then(pusharyGate())
+      .then(refund)
+      .commit()
+    const ungated = createWorkflow({
+      id: 'ungated',
+      inputSchema: pusharyApprovalStepInputSchema,
+      outputSchema: z.unknown(),
+    })
+      .then(ask)
+      // @ts-expect-error a denial would reach the refund: the approval step's answer is not an approved answer
+      .then(refund)
+    expect(gated.id).toBe('gated')
+    expect(ungated).toBeDefined()
+    expectTypeOf<z.infer<typeof pusharyApprovedAnswerSchema>>().toEqualTypeOf<{
+      status: 'answered'
+      value: 'yes'
+      approved: true
+    }>()
   })
 
   it('infers answers, decisions and store results as closed unions', () => {

@@ -8,7 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PusharyReview } from '../../src/store/review-schema.js'
 import { whileHoldingClaim } from '../../src/workflows/claim-lease.js'
 import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
-import { countEffects, createTestEnv, listEffects, runFixture, type TestEnv } from '../helpers/mastra.js'
+import {
+  countEffects,
+  createTestEnv,
+  listEffects,
+  runFixture,
+  type TestEnv,
+  waitFor,
+} from '../helpers/mastra.js'
 import { buildApp, CLAIM_LEASE_MS, recoverAfterLease, type TestApp } from './fixtures/app.js'
 
 let env: TestEnv
@@ -123,7 +130,7 @@ describe('recovery never restarts past a completed approval', () => {
 })
 
 describe('recovery of a crash before anything past the approval ran', () => {
-  it('applies the answer once after a crash right after the claim', async () => {
+  it('reports recovery_needed for a crash-left claim, then recovery applies the answer once', async () => {
     const op = `refund:claim-${randomUUID()}`
     const { decisionIds } = await startIn('refund-single', { operationId: op, question: 'Refund?' })
     const decisionId = decisionIds[0] as string
@@ -132,7 +139,14 @@ describe('recovery of a crash before anything past the approval ran', () => {
       PUSHARY_TEST_CRASH_AFTER_CLAIM: '1',
     })
     expect((await app.store.get(decisionId))?.state).toBe('resuming')
-    expect((await app.dispatcher.resumeDecision(decisionId)).status).toBe('busy')
+    // Busy while the claim might still be alive; once its lease ran out the
+    // dispatcher says recovery is needed, so a retry loop stops spinning.
+    const settled = await waitFor(async () => {
+      const result = await app.dispatcher.resumeDecision(decisionId)
+      return result.status === 'busy' ? undefined : result
+    })
+    expect(settled.status).toBe('recovery_needed')
+    expect((await app.store.get(decisionId))?.state).toBe('resuming')
     const [recovered] = await runFixture<{ status: string }[]>([
       'recover',
       env.dir,

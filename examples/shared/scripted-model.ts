@@ -1,0 +1,97 @@
+/**
+ * A scripted language model (AI SDK v2 shape) so the examples run a real
+ * Mastra Agent without a model provider or key. Each turn it reads the prompt
+ * the agent built and answers with the script's reply: tool calls, or text.
+ */
+import type { MastraLanguageModel } from '@mastra/core/agent'
+
+type PromptPart = { type: string; text?: string; toolCallId?: string; toolName?: string; output?: unknown }
+type Prompt = readonly { role: string; content: string | readonly PromptPart[] }[]
+
+export interface ScriptedToolCall {
+  toolCallId: string
+  toolName: string
+  input: unknown
+}
+
+export type ScriptedReply = { toolCalls: ScriptedToolCall[] } | { text: string }
+
+/** Tool results already in the prompt, by tool call id. */
+export type ScriptedTurn = Map<string, { toolName: string; output: unknown }>
+
+function readTurn(prompt: Prompt): ScriptedTurn {
+  const results: ScriptedTurn = new Map()
+  for (const message of prompt) {
+    if (message.role !== 'tool' || typeof message.content === 'string') continue
+    for (const part of message.content) {
+      if (part.type === 'tool-result' && part.toolCallId) {
+        results.set(part.toolCallId, { toolName: part.toolName ?? '', output: part.output })
+      }
+    }
+  }
+  return results
+}
+
+/** Calls every tool in `calls` once, then answers `text`. */
+export function callsOnce(
+  calls: ScriptedToolCall[],
+  text = 'Finished',
+): (turn: ScriptedTurn) => ScriptedReply {
+  return (turn) => (calls.some((call) => !turn.has(call.toolCallId)) ? { toolCalls: calls } : { text })
+}
+
+let counter = 0
+
+export function scriptedModel(script: (turn: ScriptedTurn) => ScriptedReply): MastraLanguageModel {
+  const reply = (prompt: Prompt) => script(readTurn(prompt))
+  const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 }
+  const toolCallParts = (calls: ScriptedToolCall[]) =>
+    calls.map((call) => ({
+      type: 'tool-call' as const,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      input: JSON.stringify(call.input),
+    }))
+  return {
+    specificationVersion: 'v2',
+    provider: 'scripted',
+    modelId: 'scripted-model',
+    supportedUrls: {},
+    async doGenerate(options: { prompt: Prompt }) {
+      const answer = reply(options.prompt)
+      return 'text' in answer
+        ? { content: [{ type: 'text', text: answer.text }], finishReason: 'stop', usage, warnings: [] }
+        : { content: toolCallParts(answer.toolCalls), finishReason: 'tool-calls', usage, warnings: [] }
+    },
+    async doStream(options: { prompt: Prompt }) {
+      const answer = reply(options.prompt)
+      const id = `text_${++counter}`
+      const parts: unknown[] = [
+        { type: 'stream-start', warnings: [] },
+        {
+          type: 'response-metadata',
+          id: `resp_${counter}`,
+          modelId: 'scripted-model',
+          timestamp: new Date(0),
+        },
+      ]
+      if ('text' in answer) {
+        parts.push(
+          { type: 'text-start', id },
+          { type: 'text-delta', id, delta: answer.text },
+          { type: 'text-end', id },
+          { type: 'finish', finishReason: 'stop', usage },
+        )
+      } else {
+        parts.push(...toolCallParts(answer.toolCalls), { type: 'finish', finishReason: 'tool-calls', usage })
+      }
+      const stream = new ReadableStream({
+        start(controller) {
+          for (const part of parts) controller.enqueue(part)
+          controller.close()
+        },
+      })
+      return { stream: stream as never }
+    },
+  } as unknown as MastraLanguageModel
+}
