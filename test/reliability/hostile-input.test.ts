@@ -252,14 +252,15 @@ describe('hostile input to the decision service process', () => {
     expect(dev.output()).not.toMatch(/internal error|Pushary dev server:/)
   }, 120_000)
 
-  // Known finding on main, reported to the service's owner (issue-security
-  // refuses unpaired surrogates): the service stores "\ud800" as U+FFFD and
-  // answers 201. When this fails, the finding is fixed: move the case into
-  // the list above, which expects a 4xx JSON error and no record change.
-  it('still accepts a question made of a lone surrogate, stored as U+FFFD (known finding)', async () => {
+  // Once a finding of this suite: the service stored "\ud800" as U+FFFD and
+  // answered 201. The shared text rule now refuses unpaired surrogates.
+  it('refuses a question made of a lone surrogate with a 4xx JSON error and changes nothing', async () => {
+    const before = await snapshot()
     const sent = await send('POST', `${API}/decisions`, { body: '{"question": "\\ud800"}' })
-    expect(sent.status).toBe(201)
-    expect(JSON.parse(sent.body)).toMatchObject({ question: '\ufffd' })
+    expect(sent.status).toBeGreaterThanOrEqual(400)
+    expect(sent.status).toBeLessThan(500)
+    expect(JSON.parse(sent.body)).toHaveProperty('error')
+    expect(await snapshot()).toBe(before)
   })
 
   it('refuses replayed and guessed enrollment tokens and forged device cookies without binding a device', async () => {
