@@ -49,16 +49,16 @@ for (const name of only) if (!SCENARIOS.includes(name)) throw new Error(`unknown
 const sizes = quick
   ? {
       resume: { warmups: 3, samples: 15 },
-      agent: { warmups: 2, samples: 8 },
+      agent: { warmups: 2, samples: 6 },
       counted: 5,
       profiled: 5,
-      service: { samples: 50, creates: 300 },
-      callbacks: 30,
-      polls: 200,
-      multi: { small: 10, large: 100 },
-      claims: { reviews: 200, workers: [1, 4, 16] },
-      imports: 3,
-      cold: 2,
+      service: { samples: 30, creates: 200 },
+      callbacks: 20,
+      polls: 100,
+      multi: { small: 10, large: 50 },
+      claims: { reviews: 100, workers: [1, 4, 16] },
+      imports: 2,
+      cold: 1,
     }
   : {
       resume: { warmups: 5, samples: 35 },

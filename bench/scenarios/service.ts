@@ -218,7 +218,7 @@ export async function benchLongPolls(options: { pkg: string; dir: string; polls:
     return {
       group: GROUP,
       scenario: `service RSS while ${options.polls} long-polls are held`,
-      params: `service alone in its own process (built, as \`pushary-mastra dev\` runs it), ${options.polls} × \`GET /decisions/:id?wait=25\`, all released by answers`,
+      params: `service alone in its own process (built, as \`pushary-mastra dev\` runs it; caps raised to 1,200 connections / 1,100 long-polls per key), ${options.polls} × \`GET /decisions/:id?wait=25\`, all released by answers`,
       unit: 'MB',
       median: peak,
       baseline: { label: 'same process idle', value: idle },
