@@ -9,7 +9,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
+    // Crash tests spawn and kill several OS processes per case; on a loaded
+    // 2-core machine one case can take a minute. A hang still fails.
+    testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: 'forks',
   },

@@ -1,25 +1,22 @@
 #!/usr/bin/env bash
 # Compatibility run against the LOWEST peer the package declares:
-# @mastra/core 1.59.0 (peerDependencies: >=1.59.0 <2.0.0) with @mastra/libsql
-# 1.20.0. Releases 1.22.x and later declare @mastra/core >=1.63.1; 1.21.1
-# declares >=1.51.0 but imports KNOWLEDGE_ACTIVITY_SCHEMA from
-# @mastra/core/storage, which 1.59.0 does not export, so 1.20.0 (published
-# just before core 1.59.0) is the newest that really loads. It works on a
-# scratch copy of the repository, so the main node_modules and
-# package-lock.json are never touched. Override with PUSHARY_COMPAT_CORE /
-# PUSHARY_COMPAT_LIBSQL.
+# @mastra/core 1.65.0 (peerDependencies: >=1.65.0 <2.0.0) with @mastra/libsql
+# 1.22.5 (which declares @mastra/core >=1.63.1). The floor is 1.65.0 because
+# the workflow option `autoRestartActiveRuns` arrived there: on 1.59-1.64
+# Mastra's boot-time restartAllActiveWorkflowRuns() re-drives a run that
+# crashed after its approval, so a protected step could run twice (this
+# script showed it on 1.59.0). It works on a scratch copy of the repository,
+# so the main node_modules and package-lock.json are never touched. Override
+# with PUSHARY_COMPAT_CORE / PUSHARY_COMPAT_LIBSQL.
 #
 # The subset covers what depends on Mastra's runtime: workflows, resume,
 # foreach, batch, recovery, the dispatcher and callback route, agent reviews,
-# the approval step and the public API. It does not type-check the sources against 1.59:
-# they pass `autoRestartActiveRuns`, a workflow option 1.59's types do not
-# declare yet (the runtime ignores it), and 1.59 types registerApiRoute's
-# handler context loosely; neither reaches the published declarations.
+# the approval step and the public API.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CORE_VERSION="${PUSHARY_COMPAT_CORE:-1.59.0}"
-LIBSQL_VERSION="${PUSHARY_COMPAT_LIBSQL:-1.20.0}"
+CORE_VERSION="${PUSHARY_COMPAT_CORE:-1.65.0}"
+LIBSQL_VERSION="${PUSHARY_COMPAT_LIBSQL:-1.22.5}"
 SUBSET=(test/workflows test/agents test/steps test/types test/architecture/lazy-load.test.ts)
 # The 1,000-item scale run proves nothing about compatibility that the
 # 100-item run in the same file does not; the main suites keep running it.
