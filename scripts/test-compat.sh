@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Compatibility run against the LOWEST peer the package declares:
-# @mastra/core 1.65.0 (peerDependencies: >=1.65.0 <2.0.0) with @mastra/libsql
-# 1.22.5 (which declares @mastra/core >=1.63.1). The floor is 1.65.0 because
-# the workflow option `autoRestartActiveRuns` arrived there: on 1.59-1.64
-# Mastra's boot-time restartAllActiveWorkflowRuns() re-drives a run that
-# crashed after its approval, so a protected step could run twice (this
-# script showed it on 1.59.0). It works on a scratch copy of the repository,
-# so the main node_modules and package-lock.json are never touched. Override
-# with PUSHARY_COMPAT_CORE / PUSHARY_COMPAT_LIBSQL.
+# @mastra/core 1.71.0 (peerDependencies: >=1.71.0 <2.0.0) with @mastra/libsql
+# 1.23.1, installed in a scratch copy of the repository (the main
+# node_modules and package-lock.json are never touched). Override with
+# PUSHARY_COMPAT_CORE / PUSHARY_COMPAT_LIBSQL to probe older releases.
+# Older floors were tried and failed: on 1.59-1.64 the workflow option
+# `autoRestartActiveRuns` does not exist, so Mastra's boot-time restart
+# re-ran a protected step (recovery tests); on 1.65.0 (@mastra/libsql 1.22.5)
+# the deferred question tool's resume through resumeGenerate/resumeStream
+# failed (agent tests). The floor stays at the version the suite proves.
 #
 # The subset covers what depends on Mastra's runtime: workflows, resume,
 # foreach, batch, recovery, the dispatcher and callback route, agent reviews,
@@ -15,8 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CORE_VERSION="${PUSHARY_COMPAT_CORE:-1.65.0}"
-LIBSQL_VERSION="${PUSHARY_COMPAT_LIBSQL:-1.22.5}"
+CORE_VERSION="${PUSHARY_COMPAT_CORE:-1.71.0}"
+LIBSQL_VERSION="${PUSHARY_COMPAT_LIBSQL:-1.23.1}"
 SUBSET=(test/workflows test/agents test/steps test/types test/architecture/lazy-load.test.ts)
 # The 1,000-item scale run proves nothing about compatibility that the
 # 100-item run in the same file does not; the main suites keep running it.
