@@ -119,7 +119,12 @@ export type {
 export { createSqliteReviewStore } from './store/sqlite-store.js'
 export type { SqliteReviewStoreOptions } from './store/sqlite-store.js'
 export { createPostgresReviewStore } from './store/postgres-store.js'
-export type { PostgresReviewStoreOptions } from './store/postgres-store.js'
+export type {
+  PostgresReviewStoreOptions,
+  PusharyPgPool,
+  PusharyPgPoolClient,
+  PusharyPgResult,
+} from './store/postgres-store.js'
 export { isPusharyStoreError, PusharyStoreError } from './store/store-error.js'
 export type { PusharyStoreErrorCode } from './store/store-error.js'
 

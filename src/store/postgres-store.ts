@@ -6,7 +6,6 @@
  * update. A partial unique index keeps the one-active-review-per-run rule
  * true even for writers that bypass this code.
  */
-import type pg from 'pg'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import {
@@ -26,6 +25,28 @@ interface PostgresCommonOptions {
   readonly now?: () => Date
 }
 
+/** The part of a `pg` query result the store reads. */
+export interface PusharyPgResult {
+  readonly rows: readonly unknown[]
+  readonly rowCount: number | null
+}
+
+/** The part of a `pg` pool client the store uses (a `pg.PoolClient` is one). */
+export interface PusharyPgPoolClient {
+  query(text: string, values?: unknown[]): Promise<PusharyPgResult>
+  release(error?: Error | boolean): void
+}
+
+/**
+ * The part of a `pg.Pool` the store uses. Structural, so the published types
+ * do not depend on `@types/pg`: a `pg.Pool` satisfies it without a cast.
+ */
+export interface PusharyPgPool {
+  connect(): Promise<PusharyPgPoolClient>
+  query(text: string, values?: unknown[]): Promise<PusharyPgResult>
+  end(): Promise<void>
+}
+
 /**
  * Options of {@link createPostgresReviewStore}: a connection string (the store
  * owns and closes its pool) or your own `pg.Pool` (left open on `close`).
@@ -35,7 +56,7 @@ interface PostgresCommonOptions {
  */
 export type PostgresReviewStoreOptions =
   | (PostgresCommonOptions & { readonly connectionString: string; readonly pool?: undefined })
-  | (PostgresCommonOptions & { readonly pool: pg.Pool; readonly connectionString?: undefined })
+  | (PostgresCommonOptions & { readonly pool: PusharyPgPool; readonly connectionString?: undefined })
 
 const ACTIVE = "('resuming', 'uncertain')"
 const RETRYABLE = new Set(['40001', '40P01'])
@@ -109,7 +130,7 @@ function invalidOptions(field: string, message: string, cause?: unknown): Pushar
   })
 }
 
-function writeTransaction(client: pg.PoolClient, s: string): ReviewWriteTransaction {
+function writeTransaction(client: PusharyPgPoolClient, s: string): ReviewWriteTransaction {
   return {
     async selectForUpdate(decisionId) {
       const result = await client.query(
@@ -177,7 +198,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
   const s = `"${schemaName}"`
   // `pg` is loaded on first use, not at import, so applications on SQLite
   // never load it; a store that is never used never opens a pool.
-  let pool: Promise<pg.Pool> | undefined
+  let pool: Promise<PusharyPgPool> | undefined
   let ownsPool: boolean
   if (options.pool !== undefined) {
     if (typeof options.pool?.connect !== 'function') throw invalidOptions('pool', 'pool must be a pg.Pool')
@@ -190,10 +211,10 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
     ownsPool = true
   }
   const connectionString = options.connectionString
-  function getPool(): Promise<pg.Pool> {
+  function getPool(): Promise<PusharyPgPool> {
     pool ??= import('pg').then(({ default: driver }) => {
       try {
-        return new driver.Pool({ connectionString })
+        return new driver.Pool({ connectionString }) as PusharyPgPool
       } catch (cause) {
         throw invalidOptions('connectionString', 'cannot create a pool from this connection string', cause)
       }
@@ -201,7 +222,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
     return pool
   }
 
-  async function inTransaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  async function inTransaction<T>(body: (client: PusharyPgPoolClient) => Promise<T>): Promise<T> {
     const client = await (await getPool()).connect()
     try {
       await client.query('BEGIN')
