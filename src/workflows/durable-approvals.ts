@@ -11,7 +11,6 @@
  * - `resumeGenerate(runId, resumeData, options)` takes the run ID first
  *   ({@link resumeGenerateOf} calls it the right way).
  */
-import { DurableAgent } from '@mastra/core/agent/durable'
 import type { Mastra } from '@mastra/core/mastra'
 import type {
   PusharyResumableAgent,
@@ -77,6 +76,19 @@ export async function withDurableApprovals(
 }
 
 /**
+ * Whether `agent` is a Mastra `DurableAgent` (or a subclass), found by its
+ * class chain rather than `instanceof`: the check then holds across two copies
+ * of `@mastra/core` (an ESM and a CommonJS load, or a nested install), and
+ * importing the package does not load the durable agent module.
+ */
+export function isDurableAgent(agent: object): boolean {
+  for (let proto = Object.getPrototypeOf(agent); proto !== null; proto = Object.getPrototypeOf(proto)) {
+    if (proto.constructor?.name === 'DurableAgent') return true
+  }
+  return false
+}
+
+/**
  * Resumes a suspended tool with data and waits for the generation, on an
  * `Agent` or a `DurableAgent`.
  *
@@ -88,8 +100,11 @@ export function resumeGenerateOf(
   resumeData: unknown,
   ids: { runId: string; toolCallId: string },
 ): Promise<unknown> {
-  if (agent instanceof DurableAgent) {
-    return agent.resumeGenerate(ids.runId, resumeData, { toolCallId: ids.toolCallId })
+  if (isDurableAgent(agent)) {
+    const durable = agent as unknown as {
+      resumeGenerate(runId: string, data: unknown, options: { toolCallId: string }): Promise<unknown>
+    }
+    return durable.resumeGenerate(ids.runId, resumeData, { toolCallId: ids.toolCallId })
   }
   return agent.resumeGenerate(resumeData, ids)
 }

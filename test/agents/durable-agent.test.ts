@@ -18,6 +18,7 @@ import { resumePusharyAgentReview } from '../../src/agents/resume-review.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import type { PusharyResumableAgent } from '../../src/workflows/agent-shapes.js'
+import { isDurableAgent } from '../../src/workflows/durable-approvals.js'
 import { createTestEnv, type TestEnv, waitFor } from '../helpers/mastra.js'
 import { answerNext, toolResults } from './support/agent-env.js'
 import { callsOnce, type ScriptedToolCall, scriptedModel } from './support/scripted-model.js'
@@ -80,6 +81,22 @@ function durableRefunder(calls: ScriptedToolCall[]) {
 const refund = { toolCallId: 'r1', toolName: 'issueRefund', input: { orderId: 'o1', amount: 20 } }
 
 describe('DurableAgent', () => {
+  it('is told apart from Agent by its class chain (subclasses too), not by instanceof of one @mastra/core copy', () => {
+    const { raw } = durableRefunder([])
+    const plain = new Agent({
+      id: 'plain',
+      name: 'plain',
+      instructions: 'x',
+      model: scriptedModel(callsOnce([])),
+    })
+    class AuditedDurable extends (raw.constructor as new (...args: never[]) => object) {}
+    const sub = Object.create(AuditedDurable.prototype) as object
+    expect(isDurableAgent(raw)).toBe(true)
+    expect(isDurableAgent(sub)).toBe(true)
+    expect(isDurableAgent(plain)).toBe(false)
+    expect(isDurableAgent({ resumeGenerate: () => undefined })).toBe(false)
+  })
+
   it.each([
     ['yes', 1],
     ['no', 0],
