@@ -30,6 +30,14 @@ export interface PusharyAgentResumeTarget {
   /** `true` returns the native stream (settled, replayable) as `output` instead of the generate output. */
   stream?: boolean
   mastra?: Mastra
+  /**
+   * The claim lease (default 30 s, as the dispatcher's `claimLeaseMs`): while
+   * resuming, the claim is kept alive five times per lease (with a store that
+   * has `claimState`/`keepAlive`, as both package stores do), and a claim
+   * whose time stopped moving for a whole lease is reported `busy` with
+   * `recoveryNeeded: true`.
+   */
+  claimLeaseMs?: number
 }
 
 /**
@@ -45,7 +53,8 @@ export interface PusharyAgentResumeTarget {
  * const result = await resumePusharyAgentReview(config, {
  *   agent, agentId: saved.agentId, externalId: saved.externalId, decisionId: saved.decisionId, store: reviewStore,
  * })
- * if (['unknown', 'busy', 'pending'].includes(result.status)) return new Response('Retry later', { status: 503 })
+ * if (result.status === 'busy' && result.recoveryNeeded) await alertOperator(result.reason)
+ * else if (['unknown', 'busy', 'pending'].includes(result.status)) return new Response('Retry later', { status: 503 })
  */
 export async function resumePusharyAgentReview<TOutput = unknown>(
   config: PusharyConfig,
@@ -62,7 +71,12 @@ export async function resumePusharyAgentReview<TOutput = unknown>(
     expect: { agentId: target.agentId, externalId: target.externalId },
     currentActionVersion: target.currentActionVersion,
     mode: target.stream ? 'stream' : 'generate',
+    claimLeaseMs: target.claimLeaseMs,
   })
+  if (result.status === 'recovery_needed') {
+    // The README's statuses stay closed: a crash-left claim is `busy` that retrying never clears.
+    return { status: 'busy', decisionId: result.decisionId, reason: result.reason, recoveryNeeded: true }
+  }
   if (isRefusal(result)) {
     const mismatch = result.status === 'mismatch'
     throw new PusharyValidationError({
@@ -81,6 +95,8 @@ function mismatchField(reason: string): string {
   return field ?? 'context'
 }
 
-function isRefusal(result: { status: string }): result is AgentResumeRefusal {
+function isRefusal(result: {
+  status: string
+}): result is AgentResumeRefusal & { status: 'mismatch' | 'invalid_answer' } {
   return result.status === 'mismatch' || result.status === 'invalid_answer'
 }

@@ -26,8 +26,10 @@ import {
   type PusharySuspendedAgentRun,
 } from './agent-shapes.js'
 import { autoResumedBy } from './auto-resume.js'
+import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from './claim-lease.js'
 import { withDurableApprovals } from './durable-approvals.js'
 import { questionSuspensionOf } from './question-suspension.js'
+import { storedStateResult } from './review-status.js'
 
 /**
  * Outcome of resuming one agent review. Retry later on `unknown`, `busy` and
@@ -48,12 +50,29 @@ export type PusharyAgentResumeOutcome<TOutput = unknown> =
       pending: PusharySuspendedAgentRun[]
       discoveryError?: string
     }
-  | { status: 'pending' | 'busy' | 'duplicate' | 'unknown'; decisionId: string; reason?: string }
+  | { status: 'pending' | 'duplicate' | 'unknown'; decisionId: string; reason?: string }
+  | {
+      status: 'busy'
+      decisionId: string
+      reason?: string
+      /**
+       * Set when the review's claim holder stopped keeping it alive for a
+       * whole claim lease (it crashed): retrying never helps; call
+       * `dispatcher.recover(decisionId)`.
+       */
+      recoveryNeeded?: true
+    }
   | { status: 'stale'; decisionId: string; reason: string; persistenceError?: string }
   | { status: 'uncertain'; decisionId: string; reason: string; output?: TOutput; persistenceError?: string }
 
-/** Refusals before any claim; the public helper throws them as typed errors. */
-export type AgentResumeRefusal = { status: 'mismatch' | 'invalid_answer'; decisionId: string; reason: string }
+/**
+ * Refusals before any claim (the public helper throws them as typed errors),
+ * and a claim left by a crashed holder (the public helper reports it `busy`
+ * with `recoveryNeeded`, the dispatcher `recovery_needed`).
+ */
+export type AgentResumeRefusal =
+  | { status: 'mismatch' | 'invalid_answer'; decisionId: string; reason: string }
+  | { status: 'recovery_needed'; decisionId: string; reason: string }
 
 export interface AgentReviewResumeInput {
   client: PusharyClient
@@ -66,6 +85,9 @@ export interface AgentReviewResumeInput {
   expect?: { agentId?: string | undefined; externalId?: string | undefined }
   currentActionVersion?: ((review: PusharyAgentReview) => Promise<string> | string) | undefined
   mode?: 'generate' | 'stream' | undefined
+  /** The claim lease (default 30 s); see `whileHoldingClaim`. */
+  claimLeaseMs?: number | undefined
+  now?: (() => Date) | undefined
 }
 
 function message(error: unknown): string {
@@ -180,26 +202,12 @@ export async function resumeAgentReview<TOutput = unknown>(
       message: 'the store returned another decision',
     })
   }
-  switch (review.state) {
-    case 'completed':
-      return { status: 'duplicate', decisionId }
-    case 'resuming':
-      return { status: 'busy', decisionId }
-    case 'stale':
-      return { status: 'stale', decisionId, reason: 'the review was already found stale' }
-    case 'uncertain':
-      return {
-        status: 'uncertain',
-        decisionId,
-        reason: 'the review is uncertain; an operator must recover it',
-      }
-    case 'pending':
-      break
-    default: {
-      const unreachable: never = review.state
-      return unreachable
-    }
-  }
+  const leaseMs = input.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS
+  const blocked = await storedStateResult(input.store, review, {
+    leaseMs,
+    now: input.now?.() ?? new Date(),
+  })
+  if (blocked) return blocked
 
   // The callback body is never authority: the answer comes from the service.
   const decision = await input.client.decisions.get(decisionId)
@@ -253,48 +261,61 @@ export async function resumeAgentReview<TOutput = unknown>(
     ...(review.resourceId === undefined ? {} : { resourceId: review.resourceId }),
   }
   let output: TOutput | undefined
-  try {
-    const { runs } = await agent.listSuspendedRuns(scope)
-    const listed = runs.find((run) => run.runId === review.runId)
-    const suspended = listed ? await withDurableApprovals(mastra, listed) : undefined
-    const current = input.currentActionVersion
-      ? await input.currentActionVersion(review)
-      : review.actionVersion
-    if (!isSameCall(review, suspended) || current !== review.actionVersion) {
-      return await endStale(input.store, decisionId, 'The call or business action changed before resumption.')
-    }
-    if (autoResumed) return await endStale(input.store, decisionId, autoResumed)
-    const run = await resumeAgentReviewRun({
-      mastra,
-      client: input.client,
-      binding: review,
-      answer,
-      hook: {
-        agent,
-        mode: input.mode ?? 'generate',
-        decisionId,
-        deliver: (delivered) => {
-          output = delivered as TOutput
-        },
-      },
-    })
-    if (run.status === 'suspended') return await releaseClaim(input.store, decisionId)
-    await input.store.finish(decisionId, 'completed')
-  } catch (error) {
-    const reason = message(error)
+  // The claim is kept alive while the native resume runs, so recovery never
+  // takes over a live resumer (a four-operation store of the user's own
+  // cannot tell; its claims are never taken over automatically).
+  const holding = <T>(work: () => Promise<T>): Promise<T> =>
+    hasClaimLease(input.store) ? whileHoldingClaim(input.store, decisionId, leaseMs, work) : work()
+  const ended = await holding(async (): Promise<PusharyAgentResumeOutcome<TOutput> | null> => {
     try {
-      await input.store.finish(decisionId, 'uncertain', reason)
-      return { status: 'uncertain', decisionId, reason, ...(output === undefined ? {} : { output }) }
-    } catch (persistence) {
-      return {
-        status: 'uncertain',
-        decisionId,
-        reason,
-        ...(output === undefined ? {} : { output }),
-        persistenceError: message(persistence),
+      const { runs } = await agent.listSuspendedRuns(scope)
+      const listed = runs.find((run) => run.runId === review.runId)
+      const suspended = listed ? await withDurableApprovals(mastra, listed) : undefined
+      const current = input.currentActionVersion
+        ? await input.currentActionVersion(review)
+        : review.actionVersion
+      if (!isSameCall(review, suspended) || current !== review.actionVersion) {
+        return await endStale(
+          input.store,
+          decisionId,
+          'The call or business action changed before resumption.',
+        )
+      }
+      if (autoResumed) return await endStale(input.store, decisionId, autoResumed)
+      const run = await resumeAgentReviewRun({
+        mastra,
+        client: input.client,
+        binding: review,
+        answer,
+        hook: {
+          agent,
+          mode: input.mode ?? 'generate',
+          decisionId,
+          deliver: (delivered) => {
+            output = delivered as TOutput
+          },
+        },
+      })
+      if (run.status === 'suspended') return await releaseClaim(input.store, decisionId)
+      await input.store.finish(decisionId, 'completed')
+    } catch (error) {
+      const reason = message(error)
+      try {
+        await input.store.finish(decisionId, 'uncertain', reason)
+        return { status: 'uncertain', decisionId, reason, ...(output === undefined ? {} : { output }) }
+      } catch (persistence) {
+        return {
+          status: 'uncertain',
+          decisionId,
+          reason,
+          ...(output === undefined ? {} : { output }),
+          persistenceError: message(persistence),
+        }
       }
     }
-  }
+    return null
+  })
+  if (ended) return ended
 
   const resumed = {
     status: 'resumed' as const,

@@ -4,12 +4,28 @@
  * whose holder died (its time stopped moving) from a live one, and never
  * takes over a live claim. Nothing is reset because time passed: a claim
  * is only taken over, by one recoverer, once its holder stopped proving it
- * is alive.
+ * is alive. Workflow, batch-parent and agent resumes all hold their claims
+ * through this one module.
  */
 import type { PusharyReviewStore } from '../store/review-store.js'
+import type { PusharyDispatchResult } from './dispatch-types.js'
 
 /** Default lease: a claim whose time has not moved for this long has lost its holder. */
 export const DEFAULT_CLAIM_LEASE_MS = 30_000
+
+/** The store operations the lease needs; the package stores have them, a user's four-operation agent table may not. */
+export type ClaimLeaseStore = Pick<PusharyReviewStore, 'claimState' | 'keepAlive'>
+
+/**
+ * Whether `store` can keep claims alive (and tell a dead holder from a live one).
+ *
+ * @example
+ * if (hasClaimLease(store)) await whileHoldingClaim(store, decisionId, leaseMs, work)
+ */
+export function hasClaimLease(store: object): store is ClaimLeaseStore {
+  const candidate = store as Partial<ClaimLeaseStore>
+  return typeof candidate.claimState === 'function' && typeof candidate.keepAlive === 'function'
+}
 
 /**
  * Runs `work` while keeping the claim on `decisionId` alive, beating five
@@ -19,7 +35,7 @@ export const DEFAULT_CLAIM_LEASE_MS = 30_000
  * await whileHoldingClaim(store, decisionId, 30_000, () => resumeRun())
  */
 export async function whileHoldingClaim<T>(
-  store: PusharyReviewStore,
+  store: ClaimLeaseStore,
   decisionId: string,
   leaseMs: number,
   work: () => Promise<T>,
@@ -58,4 +74,64 @@ export async function whileHoldingClaim<T>(
  */
 export function claimHolderGone(since: string, leaseMs: number, now: Date): boolean {
   return now.getTime() - Date.parse(since) >= leaseMs
+}
+
+/**
+ * What a resumer reports for a review another holder claimed: `busy` while
+ * that holder keeps the claim alive (or the store cannot tell), and
+ * `recovery_needed` once the claim stopped moving for a whole lease (the
+ * holder crashed), so a retry loop stops instead of spinning on a claim
+ * nobody will finish.
+ *
+ * @example
+ * return claimedElsewhere(store, decisionId, 30_000, new Date())
+ */
+export async function claimedElsewhere(
+  store: object,
+  decisionId: string,
+  leaseMs: number,
+  now: Date,
+): Promise<
+  { status: 'busy'; decisionId: string } | { status: 'recovery_needed'; decisionId: string; reason: string }
+> {
+  if (!hasClaimLease(store)) return { status: 'busy', decisionId }
+  const claim = await store.claimState(decisionId)
+  if (claim?.state === 'resuming' && claimHolderGone(claim.since, leaseMs, now)) {
+    return {
+      status: 'recovery_needed',
+      decisionId,
+      reason: `claimed since ${claim.since} and no longer kept alive; call dispatcher.recover(decisionId)`,
+    }
+  }
+  return { status: 'busy', decisionId }
+}
+
+/**
+ * Takes over a crash-left claim for recovery: only once its holder stopped
+ * keeping it alive for a whole lease, and only for the one recoverer whose
+ * compare-and-set on the claim's time wins. `null` when taken over, else the
+ * `busy` result to return.
+ *
+ * @example
+ * const refused = await takeOverClaim(store, decisionId, 30_000, new Date())
+ * if (refused) return refused
+ */
+export async function takeOverClaim(
+  store: Pick<PusharyReviewStore, 'claimState' | 'reclaim'>,
+  decisionId: string,
+  leaseMs: number,
+  now: Date,
+): Promise<PusharyDispatchResult | null> {
+  const claim = await store.claimState(decisionId)
+  if (claim?.state !== 'resuming')
+    return { status: 'busy', decisionId, reason: 'the review is no longer claimed' }
+  if (!claimHolderGone(claim.since, leaseMs, now)) {
+    return {
+      status: 'busy',
+      decisionId,
+      reason: 'the claim holder is alive (it keeps its claim fresh); retry later',
+    }
+  }
+  const won = await store.reclaim(decisionId, claim.since, 'dispatcher.recover took over a crash-left claim')
+  return won ? null : { status: 'busy', decisionId, reason: 'another recoverer took the claim over' }
 }

@@ -3,7 +3,6 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { resumeAgentForDispatch } from './agent-dispatch.js'
 import { resumeBatchParent, settleSuspendedBatches } from './batch-parent.js'
-import { claimHolderGone } from './claim-lease.js'
 import {
   type PusharyDispatcher,
   type PusharyDispatcherOptions,
@@ -19,6 +18,7 @@ import {
   parentOptions,
   resumePendingReview,
 } from './review-resumer.js'
+import { storedStateResult } from './review-status.js'
 import { createKeyedQueue } from './run-queue.js'
 
 /**
@@ -71,23 +71,6 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
   const now = options.now ?? (() => new Date())
   const queue = createKeyedQueue()
 
-  /**
-   * A claimed review: `busy` while its holder keeps the claim alive, and
-   * `recovery_needed` once it stopped for a whole lease (it crashed), so a
-   * retry loop stops instead of spinning on a claim nobody will finish.
-   */
-  async function claimedElsewhere(decisionId: string): Promise<PusharyDispatchResult> {
-    const claim = await store.claimState(decisionId)
-    if (claim?.state === 'resuming' && claimHolderGone(claim.since, claimLease(context), now())) {
-      return {
-        status: 'recovery_needed',
-        decisionId,
-        reason: `claimed since ${claim.since} and no longer kept alive; call dispatcher.recover(decisionId)`,
-      }
-    }
-    return { status: 'busy', decisionId }
-  }
-
   async function resumeInQueue(decisionId: string): Promise<PusharyDispatchResult> {
     const review = await store.get(decisionId)
     if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
@@ -103,26 +86,8 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     }
     // Agent reviews take the same verified, claimed path (issue 10).
     if (review.target === 'agent') return resumeAgentForDispatch(context, decisionId)
-    switch (review.state) {
-      case 'pending':
-        return resumePendingReview(context, review)
-      case 'resuming':
-        return claimedElsewhere(decisionId)
-      case 'completed':
-        return { status: 'duplicate', decisionId }
-      case 'stale':
-        return { status: 'stale', decisionId, reason: 'the review was already found stale' }
-      case 'uncertain':
-        return {
-          status: 'uncertain',
-          decisionId,
-          reason: 'the review is uncertain; an operator must recover it',
-        }
-      default: {
-        const unreachable: never = review.state
-        return unreachable
-      }
-    }
+    const blocked = await storedStateResult(store, review, { leaseMs: claimLease(context), now: now() })
+    return blocked ?? resumePendingReview(context, review)
   }
 
   function checkedDecisionId(decisionId: string, operation: string): void {

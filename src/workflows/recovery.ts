@@ -10,14 +10,12 @@
  *   on the same decision and suspends again, and the verified answer is
  *   applied once.
  */
-import { RequestContext } from '@mastra/core/request-context'
 import { z } from 'zod/v4'
-import { PUSHARY_RECOVERY_CONTEXT_KEY } from '../steps/approval-step.js'
 import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/review-schema.js'
-import { recoverAgentForDispatch } from './agent-dispatch.js'
+import { recoverAgentForDispatch } from './agent-recovery.js'
 import { approvalProgress } from './approval-progress.js'
 import { resumeBatchParent } from './batch-parent.js'
-import { claimHolderGone, whileHoldingClaim } from './claim-lease.js'
+import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import {
   claimLease,
@@ -31,7 +29,8 @@ import {
   type VerifiedAnswer,
   verifiedAnswer,
 } from './review-resumer.js'
-import { findWorkflow, loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
+import { settledResult } from './review-status.js'
+import { loadRunSnapshot, type RunSnapshotView, restartRunForRecovery } from './run-snapshot.js'
 
 const workflowContextSchema = z.object({
   pushary: z.literal('workflow-step'),
@@ -42,38 +41,9 @@ const workflowContextSchema = z.object({
   externalId: z.string().min(1),
 })
 
-async function restartRun(context: DispatchContext, workflowId: string, runId: string) {
-  const run = await findWorkflow(context.mastra, workflowId, runId).createRun({ runId })
-  const requestContext = new RequestContext()
-  requestContext.set(PUSHARY_RECOVERY_CONTEXT_KEY, runId)
-  await run.restart({ requestContext })
-  return loadRunSnapshot(context.mastra, workflowId, runId)
-}
-
-/**
- * Takes over a crash-left claim: only once its holder stopped keeping it
- * alive for a whole lease, and only for the one recoverer whose
- * compare-and-set on the claim's time wins. `null` when taken over, else the
- * `busy` result to return.
- */
-async function takeOver(context: DispatchContext, decisionId: string): Promise<PusharyDispatchResult | null> {
-  const claim = await context.store.claimState(decisionId)
-  if (claim?.state !== 'resuming')
-    return { status: 'busy', decisionId, reason: 'the review is no longer claimed' }
-  const now = context.options.now?.() ?? new Date()
-  if (!claimHolderGone(claim.since, claimLease(context), now)) {
-    return {
-      status: 'busy',
-      decisionId,
-      reason: 'the claim holder is alive (it keeps its claim fresh); retry later',
-    }
-  }
-  const won = await context.store.reclaim(
-    decisionId,
-    claim.since,
-    'dispatcher.recover took over a crash-left claim',
-  )
-  return won ? null : { status: 'busy', decisionId, reason: 'another recoverer took the claim over' }
+/** Takes over a crash-left claim under this dispatcher's lease (`takeOverClaim`). */
+function takeOver(context: DispatchContext, decisionId: string): Promise<PusharyDispatchResult | null> {
+  return takeOverClaim(context.store, decisionId, claimLease(context), context.options.now?.() ?? new Date())
 }
 
 /** No review was saved: the first pass died between creating the decision and saving. */
@@ -108,7 +78,7 @@ async function recoverUnsaved(context: DispatchContext, decisionId: string): Pro
       reason: `no review is saved and the run is ${snapshot.status} with the approval step ${progress}`,
     }
   }
-  await restartRun(context, binding.workflowId, binding.runId)
+  await restartRunForRecovery(context.mastra, binding.workflowId, binding.runId)
   const saved = await context.store.get(decisionId)
   if (saved?.target !== 'workflow-step') {
     return { status: 'unknown', decisionId, reason: 'the restarted run saved no review for this decision' }
@@ -125,7 +95,7 @@ async function recoverPending(
   if (snapshot && snapshot.status === 'running' && approvalProgress(snapshot, review) === 'in_progress') {
     // Killed after saving the review but before Mastra persisted the
     // suspension: only the first pass ran, so a restart asks nothing new.
-    await restartRun(context, review.workflowId, review.runId)
+    await restartRunForRecovery(context.mastra, review.workflowId, review.runId)
   }
   return resumePendingReview(context, review)
 }
@@ -171,7 +141,7 @@ async function recoverTakenOver(
   }
   if (progress === 'in_progress' && snapshot.status === 'running') {
     // The crash hit the approval step's own resume pass: nothing past it ran.
-    snapshot = await restartRun(context, review.workflowId, review.runId)
+    snapshot = await restartRunForRecovery(context.mastra, review.workflowId, review.runId)
     progress = snapshot ? approvalProgress(snapshot, review) : 'ended'
   }
   if (progress === 'suspended') return resumeClaimed(context, review, verified)
@@ -238,7 +208,7 @@ async function recoverParentTakenOver(
   // The crash hit the batch step's resume pass itself: restart it; it re-reads
   // every child and continues only when all settled.
   try {
-    await restartRun(context, review.workflowId, review.runId)
+    await restartRunForRecovery(context.mastra, review.workflowId, review.runId)
   } catch (error) {
     return endReview(context, decisionId, 'uncertain', `restart failed: ${errorMessage(error)}`)
   }
@@ -260,20 +230,7 @@ export async function recoverDecision(
   if (!review) return recoverUnsaved(context, decisionId)
   if (review.target === 'batch-parent') return recoverParent(context, review)
   if (review.target === 'agent') return recoverAgentForDispatch(context, review)
-  switch (review.state) {
-    case 'pending':
-      return recoverPending(context, review)
-    case 'resuming':
-      return recoverClaimed(context, review)
-    case 'completed':
-      return { status: 'duplicate', decisionId }
-    case 'stale':
-      return { status: 'stale', decisionId, reason: 'the review was already found stale' }
-    case 'uncertain':
-      return {
-        status: 'uncertain',
-        decisionId,
-        reason: 'the review is uncertain; an operator must recover it',
-      }
-  }
+  if (review.state === 'pending') return recoverPending(context, review)
+  if (review.state === 'resuming') return recoverClaimed(context, review)
+  return settledResult(decisionId, review.state)
 }

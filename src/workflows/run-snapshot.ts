@@ -1,4 +1,6 @@
 import type { Mastra } from '@mastra/core/mastra'
+import { RequestContext } from '@mastra/core/request-context'
+import { PUSHARY_RECOVERY_CONTEXT_KEY } from '../steps/approval-step.js'
 import { PusharyResumeError } from './resume-error.js'
 
 /** The parts of Mastra's persisted run state the resume guard reads. */
@@ -171,4 +173,26 @@ export function labelTarget(snapshot: RunSnapshotView, label: string): ResumeTar
     stepId: entry.stepId,
     forEachIndex: typeof entry.foreachIndex === 'number' ? entry.foreachIndex : null,
   }
+}
+
+/**
+ * Restarts a run whose approval step never suspended or never returned (a
+ * crash in its first pass or its resume pass), marked as a recovery restart
+ * so approval steps can tell it from a fresh start; returns the new snapshot.
+ * Only `dispatcher.recover` calls it, after proving nothing past the
+ * approval ran.
+ *
+ * @example
+ * const snapshot = await restartRunForRecovery(mastra, 'refund-approval', runId)
+ */
+export async function restartRunForRecovery(
+  mastra: Mastra,
+  workflowId: string,
+  runId: string,
+): Promise<RunSnapshotView | null> {
+  const run = await findWorkflow(mastra, workflowId, runId).createRun({ runId })
+  const requestContext = new RequestContext()
+  requestContext.set(PUSHARY_RECOVERY_CONTEXT_KEY, runId)
+  await run.restart({ requestContext })
+  return loadRunSnapshot(mastra, workflowId, runId)
 }
