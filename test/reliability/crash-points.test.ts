@@ -10,15 +10,19 @@
  * confirm `yes`; a review whose action ran is never left `pending`; every
  * interrupted review ends settled, with the reason recorded.
  *
- * A path is a table entry: the agent-review path is added here with its own
- * workflow, answers and crash points once agents resume through workflows.
+ * A path is a table entry. The agent-review path runs a real Mastra `Agent`
+ * (scripted model) whose refund tool is protected by `requireApproval`: the
+ * test app's refund agent, reviewed through the package's agent review
+ * workflow and resumed by the same dispatcher.
  */
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Decision } from '../../src/pushary/decision-schemas.js'
 import type { PusharyReview } from '../../src/store/review-schema.js'
 import { createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
-import { buildApp, type TestApp } from '../workflows/fixtures/app.js'
+import { buildApp, EXTERNAL_ID, type TestApp } from '../workflows/fixtures/app.js'
+import { openAgentRefund } from '../workflows/fixtures/refund-agent.js'
 import { jsonOf, runCli } from './support/cli.js'
 import { allDecisions, allReviews, belongsTo, decisionBinding, effectCounts } from './support/scenario.js'
 
@@ -55,6 +59,8 @@ interface CrashPoint {
 
 interface CrashPath {
   name: string
+  /** `workflow`: a registered workflow started with `input`; `agent`: the refund agent asked to refund the one op. */
+  kind: 'workflow' | 'agent'
   workflowId: string
   answers: readonly Answer[]
   input(ops: readonly string[]): unknown
@@ -68,6 +74,7 @@ const question = (op: string) => ({ operationId: op, question: `Refund ${op}?` }
 const PATHS: readonly CrashPath[] = [
   {
     name: 'workflow',
+    kind: 'workflow',
     workflowId: 'refund-single',
     answers: ['yes'],
     input: ([op]) => question(op as string),
@@ -128,6 +135,7 @@ const PATHS: readonly CrashPath[] = [
     // Two items: the first approved, the second denied. Claims, finishes and
     // decision reads count in the order item 0, item 1, parent.
     name: 'batch',
+    kind: 'workflow',
     workflowId: 'refund-batch',
     answers: ['yes', 'no'],
     input: (ops) => ops.map(question),
@@ -195,7 +203,58 @@ const PATHS: readonly CrashPath[] = [
       },
     ],
   },
+  {
+    // One refund the model asks for, approved on the phone. Claims, finishes
+    // and saves count in the resuming (or opening) process only.
+    name: 'agent',
+    kind: 'agent',
+    workflowId: 'pushary-agent-review',
+    answers: ['yes'],
+    input: ([op]) => op,
+    governing: (reviews) => reviews.find((review) => review.target === 'agent'),
+    points: [
+      {
+        stage: 'after the review is opened and saved',
+        phase: 'start',
+        env: () => ({ PUSHARY_TEST_CRASH_AFTER_SAVE: '1' }),
+        settledBy: 'recovery',
+      },
+      {
+        stage: 'after the claim',
+        phase: 'resume',
+        env: () => ({ PUSHARY_TEST_CRASH_AFTER_CLAIM: '1' }),
+        settledBy: 'recovery',
+      },
+      {
+        stage: 'inside the protected tool, before its side effect',
+        phase: 'resume',
+        env: ([op]) => ({ PUSHARY_TEST_CRASH_IN_REFUND: op as string }),
+        settledBy: 'operator',
+      },
+      {
+        stage: 'inside the protected tool, after its side effect',
+        phase: 'resume',
+        env: ([op]) => ({ PUSHARY_TEST_CRASH_AFTER_REFUND: op as string }),
+        settledBy: 'operator',
+      },
+      {
+        stage: 'after the tool ran, before the review is finished',
+        phase: 'resume',
+        env: () => ({ PUSHARY_TEST_CRASH_BEFORE_FINISH: '1' }),
+        settledBy: 'recovery',
+      },
+      {
+        stage: 'during the finish write',
+        phase: 'resume',
+        env: () => ({ PUSHARY_TEST_CRASH_DURING_FINISH: '1' }),
+        settledBy: 'recovery',
+      },
+    ],
+  },
 ]
+
+/** `PUSHARY_CRASH_PATHS=agent,batch` runs only those paths (replaying one while debugging). */
+const ONLY = (process.env.PUSHARY_CRASH_PATHS ?? '').split(',').filter(Boolean)
 
 interface Scenario {
   path: CrashPath
@@ -227,14 +286,33 @@ async function killed(args: string[], crash: Record<string, string>): Promise<vo
   await expect(runFixture(args, { env: crash })).rejects.toThrow(/SIGKILL/)
 }
 
+/**
+ * The scenario and op a decision belongs to: by the workflow binding in its
+ * context, or for an agent review (whose context binds the review workflow
+ * run) by its saved review's agent run.
+ */
+function ownerOf(
+  decision: Decision,
+  reviews: readonly PusharyReview[],
+  scenarios: readonly Scenario[],
+): { scenario: Scenario; op: string } | null {
+  const review = reviews.find((candidate) => candidate.decisionId === decision.decisionId)
+  if (review?.target === 'agent') {
+    const scenario = scenarios.find((candidate) => belongsTo(review, candidate.runId))
+    return scenario ? { scenario, op: scenario.ops[0] as string } : null
+  }
+  const binding = decisionBinding(decision)
+  const scenario = binding && scenarios.find((candidate) => belongsTo(binding, candidate.runId))
+  return scenario && binding ? { scenario, op: binding.operationId } : null
+}
+
 /** Answers every still-pending decision of the scenario as its item says. */
 async function answerOpen(scenarios: readonly Scenario[]): Promise<void> {
+  const reviews = await allReviews(app.store)
   for (const decision of await allDecisions(env.client)) {
     if (decision.status !== 'pending') continue
-    const binding = decisionBinding(decision)
-    const scenario = binding && scenarios.find((candidate) => belongsTo(binding, candidate.runId))
-    if (!scenario || !binding) continue
-    await env.client.decisions.answer(decision.decisionId, answerOf(scenario, binding.operationId))
+    const owner = ownerOf(decision, reviews, scenarios)
+    if (owner) await env.client.decisions.answer(decision.decisionId, answerOf(owner.scenario, owner.op))
   }
 }
 
@@ -243,6 +321,7 @@ async function crash(path: CrashPath, point: CrashPoint): Promise<Scenario> {
   const runId = `crash-${path.name}-${tag}`
   const ops = path.answers.map((_, index) => `op-${tag}-${index}`)
   const scenario: Scenario = { path, point, runId, ops }
+  if (path.kind === 'agent') return crashAgent(scenario)
   const start = JSON.stringify({ workflowId: path.workflowId, input: path.input(ops), runId })
   if (point.phase === 'start') {
     await killed(['start', env.dir, start], point.env(ops))
@@ -264,6 +343,21 @@ async function crash(path: CrashPath, point: CrashPoint): Promise<Scenario> {
         ?.decisionId as string,
   )
   await killed(['resume-decisions', env.dir, JSON.stringify(ids)], point.env(ops))
+  return scenario
+}
+
+/** The agent path: the model asks for the refund (agent run ID = the scenario's run ID), a review is opened. */
+async function crashAgent(scenario: Scenario): Promise<Scenario> {
+  const { point, runId, ops } = scenario
+  const orderId = ops[0] as string
+  if (point.phase === 'start') {
+    await killed(['agent-start', env.dir, JSON.stringify({ orderId, runId })], point.env(ops))
+    await answerOpen([scenario])
+    return scenario
+  }
+  const { decisionId } = await openAgentRefund(app, EXTERNAL_ID, orderId, runId)
+  await answerOpen([scenario])
+  await killed(['resume-decisions', env.dir, JSON.stringify([decisionId])], point.env(ops))
   return scenario
 }
 
@@ -300,7 +394,9 @@ async function unsettled(scenarios: readonly Scenario[]): Promise<string[]> {
 
 describe('SIGKILL at every stage of an approval, then fresh processes recover', () => {
   it('never runs an action twice or unapproved, and settles every interrupted review with a reason', async () => {
-    const cases = PATHS.flatMap((path) => path.points.map((point) => ({ path, point })))
+    const cases = PATHS.filter((path) => ONLY.length === 0 || ONLY.includes(path.name)).flatMap((path) =>
+      path.points.map((point) => ({ path, point })),
+    )
     const scenarios = await pool(
       cases.map(
         ({ path, point }) =>
@@ -420,7 +516,11 @@ describe('SIGKILL at every stage of an approval, then fresh processes recover', 
       expect(settledBy, label).toBe(scenario.point.settledBy)
     }
     console.log(
-      `crash points: ${scenarios.length} (${PATHS.map((path) => `${path.name} ${path.points.length}`).join(', ')})\n${summary.join('\n')}`,
+      `crash points: ${scenarios.length} (${PATHS.filter((path) =>
+        scenarios.some((scenario) => scenario.path === path),
+      )
+        .map((path) => `${path.name} ${path.points.length}`)
+        .join(', ')})\n${summary.join('\n')}`,
     )
   }, 600_000)
 })
