@@ -22,6 +22,14 @@ export type Scenario = (typeof SCENARIOS)[number]
 export const AGENT_ID = 'customer-agent'
 export const ACTION_VERSION = 'draft_1'
 export const ORDER = { orderId: 'order_1', amount: 20 }
+/**
+ * The claim lease of this example's resumes and recovery. A resuming process
+ * proves it is alive five times per lease; a claim that stopped moving for a
+ * whole lease lost its process and may be recovered. The package default is
+ * 30 s; this CLI uses 5 s so a crashed answer can be recovered sooner. Keep
+ * it well above the longest synchronous stretch of your tools.
+ */
+export const CLAIM_LEASE_MS = 5_000
 
 /** What the model does in each scenario: call the protected refund, or ask a question. */
 export function scriptedCall(scenario: Scenario): ScriptedToolCall {

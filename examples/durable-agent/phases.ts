@@ -15,6 +15,7 @@ import {
   AGENT_ID,
   type AppDatabase,
   type buildAgentApp,
+  CLAIM_LEASE_MS,
   crashAt,
   type PinnedIdentity,
   type Scenario,
@@ -163,6 +164,7 @@ export async function answer(ctx: PhaseContext): Promise<number> {
         decisionId,
         store: app.store,
         currentActionVersion: () => ACTION_VERSION,
+        claimLeaseMs: CLAIM_LEASE_MS,
       },
     )
   const result = await resume()
@@ -174,6 +176,7 @@ export async function answer(ctx: PhaseContext): Promise<number> {
       scenario,
       status: result.status,
       reason: result.reason ?? null,
+      recoveryNeeded: result.status === 'busy' && result.recoveryNeeded === true,
       outputSaved,
       refunds: await refunds(),
     })
@@ -192,9 +195,16 @@ export async function answer(ctx: PhaseContext): Promise<number> {
         )
         return 1
       case 'busy':
+        if (result.recoveryNeeded) {
+          out(
+            `${scenario}: busy; the process that held this resume died midway (its claim stopped moving). ` +
+              'Recovery is needed: run answer with --recover. Retrying will not help.',
+          )
+          return 1
+        }
         out(
           `${scenario}: busy; another process holds this resume. If none is running (it died midway), ` +
-            'recovery is needed: run answer with --recover. Retrying will not help.',
+            `its claim counts as abandoned ${CLAIM_LEASE_MS / 1000} s after its last sign of life: run answer with --recover.`,
         )
         return 1
       default:
@@ -253,8 +263,24 @@ export async function answer(ctx: PhaseContext): Promise<number> {
  */
 async function recover(ctx: PhaseContext, decisionId: string): Promise<number> {
   const { db, app, service, scenario } = ctx
-  const dispatcher = createPusharyDispatcher({ mastra: app.mastra, client: service.client, store: app.store })
-  const result = await dispatcher.recover(decisionId)
+  const dispatcher = createPusharyDispatcher({
+    mastra: app.mastra,
+    client: service.client,
+    store: app.store,
+    claimLeaseMs: CLAIM_LEASE_MS,
+  })
+  // Recovery never takes over a claim whose holder may still be alive: wait
+  // until it stopped moving for a whole lease (bounded, in case it is alive).
+  let result = await dispatcher.recover(decisionId)
+  for (
+    let waited = 0;
+    result.status === 'busy' && /alive/.test(result.reason ?? '') && waited < 3;
+    waited++
+  ) {
+    out(`the claim may still be held by a live process; waiting ${CLAIM_LEASE_MS / 1000} s`)
+    await new Promise((resolve) => setTimeout(resolve, CLAIM_LEASE_MS))
+    result = await dispatcher.recover(decisionId)
+  }
   let outcome: string = result.status
   if (result.status === 'uncertain') {
     const review = await app.store.get(decisionId)

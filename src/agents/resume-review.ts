@@ -48,6 +48,9 @@ export interface PusharyAgentResumeTarget {
  * reason, or resumes the question tool with the answer. The same path the
  * dispatcher takes. Tampered context, another customer's decision or a
  * changed question throw `binding_mismatch` and leave the review pending.
+ * The claim is kept alive while resuming; a claim whose process died is
+ * `busy` with `recoveryNeeded: true` once it stopped moving for a whole
+ * lease (call `dispatcher.recover`; retrying never helps).
  *
  * @example
  * const result = await resumePusharyAgentReview(config, {
