@@ -226,6 +226,13 @@ const PATHS: readonly CrashPath[] = [
         settledBy: 'recovery',
       },
       {
+        // Read #1 is the resumer's own check, #2 the approval step's re-read.
+        stage: "inside the review run's approval step, before the native resume",
+        phase: 'resume',
+        env: () => ({ PUSHARY_TEST_CRASH_ON_GET: '2' }),
+        settledBy: 'recovery',
+      },
+      {
         stage: 'inside the protected tool, before its side effect',
         phase: 'resume',
         env: ([op]) => ({ PUSHARY_TEST_CRASH_IN_REFUND: op as string }),
