@@ -11,7 +11,8 @@ import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
-import { type ApprovalProgress, approvalProgress } from './approval-progress.js'
+import { agentWorkflowBinding } from './agent-binding.js'
+import { type ApprovalLocation, type ApprovalProgress, approvalProgress } from './approval-progress.js'
 import {
   type MastraLocation,
   type ParsedReviewsArgs,
@@ -50,11 +51,46 @@ interface WorkflowSnapshots {
 }
 
 /**
+ * The workflow run that holds a review's approval: its own run, the batch
+ * parent's run, or for an agent review the package's `pushary-agent-review`
+ * run asking for it (approval step `ask`; `suspended` there means the agent
+ * was never touched).
+ */
+function runOf(review: PusharyReview): { workflowId: string; runId: string; approval: ApprovalLocation } {
+  switch (review.target) {
+    case 'workflow-step':
+      return { workflowId: review.workflowId, runId: review.runId, approval: review }
+    case 'batch-parent':
+      return {
+        workflowId: review.workflowId,
+        runId: review.runId,
+        approval: { stepId: review.stepId, resumeLabel: '', operationId: '' },
+      }
+    case 'agent': {
+      const binding = agentWorkflowBinding(review, 'reviews show')
+      return {
+        workflowId: binding.workflowId,
+        runId: binding.runId,
+        approval: {
+          stepId: binding.stepId,
+          resumeLabel: review.decisionId,
+          operationId: binding.operationId,
+        },
+      }
+    }
+    default: {
+      const unreachable: never = review
+      return unreachable
+    }
+  }
+}
+
+/**
  * Opens Mastra's own storage adapter (the application's dependency, loaded
  * only when asked), so the run is read exactly as Mastra persisted it.
  */
-async function readRun(location: MastraLocation, review: PusharyReview): Promise<RunView | null> {
-  if (review.target === 'agent') return null
+async function readRun(location: MastraLocation, review: PusharyReview): Promise<RunView> {
+  const run = runOf(review)
   let storage: {
     init(): Promise<void>
     getStore(name: 'workflows'): Promise<unknown>
@@ -78,19 +114,20 @@ async function readRun(location: MastraLocation, review: PusharyReview): Promise
     await storage.init()
     const workflows = (await storage.getStore('workflows')) as WorkflowSnapshots | undefined
     if (!workflows) throw new CommandRefused('the Mastra storage has no workflow store')
-    const raw = await workflows.loadWorkflowSnapshot({ workflowName: review.workflowId, runId: review.runId })
-    if (!raw) return { workflowId: review.workflowId, runId: review.runId, status: 'absent', approval: null }
+    const raw = await workflows.loadWorkflowSnapshot({ workflowName: run.workflowId, runId: run.runId })
+    if (!raw) return { workflowId: run.workflowId, runId: run.runId, status: 'absent', approval: null }
     const snapshot: RunSnapshotView = {
       status: String(raw.status),
       resumeLabels: (raw.resumeLabels ?? {}) as RunSnapshotView['resumeLabels'],
       suspendedPaths: (raw.suspendedPaths ?? {}) as Record<string, unknown>,
       context: (raw.context ?? {}) as Record<string, unknown>,
     }
-    const approval =
-      review.target === 'workflow-step'
-        ? approvalProgress(snapshot, review)
-        : approvalProgress(snapshot, { stepId: review.stepId, resumeLabel: '', operationId: '' })
-    return { workflowId: review.workflowId, runId: review.runId, status: snapshot.status, approval }
+    return {
+      workflowId: run.workflowId,
+      runId: run.runId,
+      status: snapshot.status,
+      approval: approvalProgress(snapshot, run.approval),
+    }
   } finally {
     await storage.close?.().catch(() => undefined)
   }
@@ -163,11 +200,9 @@ async function show(
     `receipts   ${receipts.length}`,
     ...receipts.map((receipt) => `  ${receipt.receivedAt}  ${receipt.body.slice(0, 200)}`),
   ]
-  if (command.mastra) {
+  if (run) {
     lines.push(
-      run
-        ? `run        ${run.workflowId}/${run.runId}: ${run.status}${run.approval ? `, approval step ${run.approval}` : ''}`
-        : 'run        (agent reviews have no workflow run)',
+      `run        ${run.workflowId}/${run.runId}: ${run.status}${run.approval ? `, approval step ${run.approval}` : ''}`,
     )
   }
   io.stdout.write(`${lines.join('\n')}\n`)

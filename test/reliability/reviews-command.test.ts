@@ -14,7 +14,8 @@ import type { PusharyReview, ReviewReceipt, ReviewTransition } from '../../src/s
 import { createTestEnv, type TestEnv } from '../helpers/mastra.js'
 import { dropSchema, ensurePostgres, type TestPostgres, uniqueSchema } from '../store/support/postgres.js'
 import { workflowReview } from '../store/support/reviews.js'
-import { buildApp, type TestApp } from '../workflows/fixtures/app.js'
+import { buildApp, EXTERNAL_ID, type TestApp } from '../workflows/fixtures/app.js'
+import { openAgentRefund } from '../workflows/fixtures/refund-agent.js'
 import { jsonOf, runCli } from './support/cli.js'
 
 let env: TestEnv
@@ -104,6 +105,36 @@ describe('pushary-mastra reviews on SQLite', () => {
     const text = await runCli(['reviews', 'show', ids.uncertain, '--db', db])
     expect(text.code).toBe(0)
     expect(text.stdout).toMatch(/resuming -> uncertain\s+FAILED_AFTER_CLAIM\s+"the refund service timed out/)
+  })
+
+  it("shows an agent review's own review run: its approval waits until resumed, then is past", async () => {
+    const { decisionId } = await openAgentRefund(app, EXTERNAL_ID, 'cli-agent-order', 'cli-agent-run')
+    const show = async () => {
+      const shown = await runCli([
+        'reviews',
+        'show',
+        decisionId,
+        '--db',
+        db,
+        '--mastra-db',
+        join(env.dir, 'mastra.db'),
+        '--json',
+      ])
+      expect(shown.code, shown.stderr).toBe(0)
+      return jsonOf<{ review: PusharyReview; run: { workflowId: string; status: string; approval: string } }>(
+        shown,
+      )
+    }
+    const waiting = await show()
+    expect(waiting.review).toMatchObject({ target: 'agent', runId: 'cli-agent-run', state: 'pending' })
+    expect(waiting.run).toMatchObject({
+      workflowId: 'pushary-agent-review',
+      status: 'suspended',
+      approval: 'suspended',
+    })
+    await env.client.decisions.answer(decisionId, 'yes')
+    expect((await app.dispatcher.resumeDecision(decisionId)).status).toBe('resumed')
+    expect((await show()).run).toMatchObject({ status: 'success', approval: 'completed' })
   })
 
   it('recovers an uncertain review with the reason kept, and refuses what store.recover refuses', async () => {
