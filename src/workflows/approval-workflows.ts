@@ -140,7 +140,7 @@ function checkedFanOutOptions(opts: PusharyBatchStepOptions): {
   store: PusharyReviewStore
   claimLeaseMs: number
 } {
-  const store = opts?.store as Partial<PusharyReviewStore> | undefined
+  const store = opts.store as Partial<PusharyReviewStore> | undefined
   if (!store || typeof store.claim !== 'function' || typeof store.keepAlive !== 'function') {
     throw new PusharyValidationError({
       code: 'invalid_options',

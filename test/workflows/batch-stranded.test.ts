@@ -10,8 +10,11 @@ import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { isPusharyValidationError } from '../../src/pushary/errors.js'
+import { pusharyApprovalBatchStep } from '../../src/workflows/approval-workflows.js'
 import { batchParentReviewId } from '../../src/workflows/batch-parent.js'
 import type { PusharyDispatchResult } from '../../src/workflows/dispatch-types.js'
+import { thrown } from '../helpers/errors.js'
 import { createTestEnv, runFixture, type TestEnv, waitFor } from '../helpers/mastra.js'
 import { allDecisions, belongsTo, decisionBinding, effectCounts } from '../reliability/support/scenario.js'
 import { buildApp, CLAIM_LEASE_MS, type TestApp } from './fixtures/app.js'
@@ -197,4 +200,15 @@ describe('a multi-item parent that is slow, not dead', () => {
     expect((await app.store.get(batch.reviewId))?.state).toBe('pending')
     await answerAndFinish(batch)
   }, 300_000)
+})
+
+describe('the batch step is built with the store its fan-out is claimed in', () => {
+  it('refuses to build without the store or with a bad claim lease, naming the field', () => {
+    const missing = thrown(() => pusharyApprovalBatchStep({ childWorkflowId: 'approval-item' } as never))
+    expect(isPusharyValidationError(missing) && missing.field).toBe('opts.store')
+    const lease = thrown(() =>
+      pusharyApprovalBatchStep({ childWorkflowId: 'approval-item', store: app.store, claimLeaseMs: 1.5 }),
+    )
+    expect(isPusharyValidationError(lease) && lease.field).toBe('opts.claimLeaseMs')
+  })
 })
