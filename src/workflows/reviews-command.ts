@@ -127,7 +127,11 @@ async function list(
   }
   if (rows.length === 0) io.stdout.write(`no reviews in ${command.states.join(', ')}\n`)
   for (const review of rows) {
-    io.stdout.write(`${review.decisionId}  ${review.state.padEnd(9)}  ${review.target}  ${where(review)}\n`)
+    // Why it is in this state (e.g. a multi-item parent claimed while fanning out).
+    const reason = (await store.history(review.decisionId)).at(-1)?.reason
+    io.stdout.write(
+      `${review.decisionId}  ${review.state.padEnd(9)}  ${review.target}  ${where(review)}${reason ? `  "${reason}"` : ''}\n`,
+    )
   }
   return 0
 }
