@@ -180,6 +180,7 @@ export {
   createPusharyForeachApprovalWorkflow,
   pusharyApprovalBatchStep,
 } from './workflows/approval-workflows.js'
+export type { PusharyBatchStepOptions } from './workflows/approval-workflows.js'
 export { pusharyBatchResumeSchema, pusharyBatchSuspendSchema } from './workflows/batch-parent.js'
 export type { PusharyBatchSuspend } from './workflows/batch-parent.js'
 export { createPusharyDispatcher } from './workflows/dispatcher.js'

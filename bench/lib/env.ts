@@ -208,7 +208,7 @@ export async function createBenchEnv(name: string) {
     inputSchema: z.array(pusharyApprovalStepInputSchema),
     outputSchema: z.array(pusharyAnswerSchema),
   })
-    .then(pusharyApprovalBatchStep({ childWorkflowId: 'bench-item' }))
+    .then(pusharyApprovalBatchStep({ childWorkflowId: 'bench-item', store }))
     .commit()
 
   const storage = new LibSQLStore({ id: 'bench', url: `file:${join(dir, 'mastra.db')}` })

@@ -86,7 +86,7 @@ function buildApp(input: { dir: string; client: ReturnType<typeof createPusharyC
     options: { autoRestartActiveRuns: false },
   })
     .then(toQuestions)
-    .then(pusharyApprovalBatchStep({ childWorkflowId: 'refund-item-approval' }))
+    .then(pusharyApprovalBatchStep({ childWorkflowId: 'refund-item-approval', store }))
     .then(pusharyGateItems())
     .foreach(refund)
     .commit()

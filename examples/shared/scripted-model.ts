@@ -1,7 +1,9 @@
 /**
- * A scripted language model (AI SDK v2 shape) so the examples run a real
- * Mastra Agent without a model provider or key. Each turn it reads the prompt
- * the agent built and answers with the script's reply: tool calls, or text.
+ * A scripted language model (AI SDK v2 shape), so the examples and the tests
+ * run real Mastra agents without a model provider or key. Each turn it reads
+ * the prompt the agent built and answers with the script's reply: tool calls,
+ * or text. The default closing text lists every tool result the model saw, so
+ * a test can assert what reached the model (a decline reason, a typed answer).
  */
 import type { MastraLanguageModel } from '@mastra/core/agent'
 
@@ -16,28 +18,48 @@ export interface ScriptedToolCall {
 
 export type ScriptedReply = { toolCalls: ScriptedToolCall[] } | { text: string }
 
-/** Tool results already in the prompt, by tool call id. */
-export type ScriptedTurn = Map<string, { toolName: string; output: unknown }>
-
-function readTurn(prompt: Prompt): ScriptedTurn {
-  const results: ScriptedTurn = new Map()
-  for (const message of prompt) {
-    if (message.role !== 'tool' || typeof message.content === 'string') continue
-    for (const part of message.content) {
-      if (part.type === 'tool-result' && part.toolCallId) {
-        results.set(part.toolCallId, { toolName: part.toolName ?? '', output: part.output })
-      }
-    }
-  }
-  return results
+/** What one turn sees: the tool results already in the prompt, by call id, and the user texts. */
+export interface ScriptedTurn {
+  results: Map<string, { toolName: string; output: unknown }>
+  userTexts: string[]
+  prompt: Prompt
 }
 
-/** Calls every tool in `calls` once, then answers `text`. */
-export function callsOnce(
-  calls: ScriptedToolCall[],
-  text = 'Finished',
-): (turn: ScriptedTurn) => ScriptedReply {
-  return (turn) => (calls.some((call) => !turn.has(call.toolCallId)) ? { toolCalls: calls } : { text })
+/** Tool results already in the prompt, by tool call id. */
+function readTurn(prompt: Prompt): ScriptedTurn {
+  const results = new Map<string, { toolName: string; output: unknown }>()
+  const userTexts: string[] = []
+  for (const message of prompt) {
+    if (typeof message.content === 'string') continue
+    for (const part of message.content) {
+      if (message.role === 'tool' && part.type === 'tool-result' && part.toolCallId) {
+        results.set(part.toolCallId, { toolName: part.toolName ?? '', output: part.output })
+      }
+      if (message.role === 'user' && part.type === 'text') userTexts.push(part.text ?? '')
+    }
+  }
+  return { results, userTexts, prompt }
+}
+
+/** Default closing text: every tool result the model saw, as JSON. */
+export function describeResults(turn: ScriptedTurn): string {
+  const seen = [...turn.results.entries()].map(([id, result]) => ({ id, ...result }))
+  return `saw ${JSON.stringify(seen)}`
+}
+
+/**
+ * Emits `calls` while none of them has a result in the prompt, then `text`
+ * (default: {@link describeResults}).
+ *
+ * @example
+ * const model = scriptedModel(callsOnce([{ toolCallId: 'c1', toolName: 'refund', input: { orderId: 'o1' } }]))
+ */
+export function callsOnce(calls: ScriptedToolCall[], text?: string): (turn: ScriptedTurn) => ScriptedReply {
+  return (turn) => {
+    const open = calls.filter((call) => !turn.results.has(call.toolCallId))
+    if (open.length === calls.length) return { toolCalls: calls }
+    return { text: text ?? describeResults(turn) }
+  }
 }
 
 let counter = 0

@@ -2,7 +2,7 @@
  * `pushary-mastra machine`: prints the review lifecycle so operators and docs
  * see the exact machine the stores consult.
  */
-import type { CommandIo } from '../command-io.js'
+import { type CommandIo, type ParsedCommand, runParsedCommand } from '../command-io.js'
 import { reviewLifecycleMermaid } from './mermaid.js'
 
 const FORMATS = ['mermaid'] as const
@@ -12,10 +12,7 @@ const USAGE = `Usage: pushary-mastra machine [--format mermaid]
 Prints the review lifecycle state machine. Formats: ${FORMATS.join(', ')} (default mermaid).
 `
 
-type ParsedArgs =
-  | { readonly status: 'run'; readonly format: (typeof FORMATS)[number] }
-  | { readonly status: 'help' }
-  | { readonly status: 'invalid'; readonly message: string }
+type ParsedArgs = ParsedCommand<{ readonly format: (typeof FORMATS)[number] }>
 
 function parseArgs(argv: readonly string[]): ParsedArgs {
   let format: string = 'mermaid'
@@ -50,21 +47,9 @@ function parseArgs(argv: readonly string[]): ParsedArgs {
  * const code = await runMachineCommand(['--format', 'mermaid'], { stdout: process.stdout, stderr: process.stderr })
  * ```
  */
-export async function runMachineCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  const parsed = parseArgs(argv)
-  switch (parsed.status) {
-    case 'help':
-      io.stdout.write(USAGE)
-      return 0
-    case 'invalid':
-      io.stderr.write(`pushary-mastra machine: ${parsed.message}\n\n${USAGE}`)
-      return 2
-    case 'run':
-      io.stdout.write(reviewLifecycleMermaid())
-      return 0
-    default: {
-      const unreachable: never = parsed
-      return unreachable
-    }
-  }
+export function runMachineCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  return runParsedCommand('machine', USAGE, parseArgs(argv), io, async () => {
+    io.stdout.write(reviewLifecycleMermaid())
+    return 0
+  })
 }

@@ -139,7 +139,7 @@ export type PusharyApprovedItem = z.infer<typeof pusharyApprovedItemSchema>
  * a declined, expired, cancelled, select or input item.
  *
  * @example
- * wf.then(pusharyApprovalBatchStep(config, opts)).then(pusharyGateItems()).foreach(refundItem)
+ * wf.then(pusharyApprovalBatchStep({ childWorkflowId, store })).then(pusharyGateItems()).foreach(refundItem)
  */
 export function pusharyGateItems(opts: { id?: string } = {}) {
   return createStep({

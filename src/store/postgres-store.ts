@@ -25,13 +25,23 @@ interface PostgresCommonOptions {
   readonly now?: () => Date
 }
 
-/** The part of a `pg` query result the store reads. */
+/**
+ * The part of a `pg` query result the store reads.
+ *
+ * @example
+ * const { rows, rowCount }: PusharyPgResult = await pool.query('SELECT 1')
+ */
 export interface PusharyPgResult {
   readonly rows: readonly unknown[]
   readonly rowCount: number | null
 }
 
-/** The part of a `pg` pool client the store uses (a `pg.PoolClient` is one). */
+/**
+ * The part of a `pg` pool client the store uses (a `pg.PoolClient` is one).
+ *
+ * @example
+ * const client: PusharyPgPoolClient = await new pg.Pool().connect()
+ */
 export interface PusharyPgPoolClient {
   query(text: string, values?: unknown[]): Promise<PusharyPgResult>
   release(error?: Error | boolean): void
@@ -40,6 +50,9 @@ export interface PusharyPgPoolClient {
 /**
  * The part of a `pg.Pool` the store uses. Structural, so the published types
  * do not depend on `@types/pg`: a `pg.Pool` satisfies it without a cast.
+ *
+ * @example
+ * const store = createPostgresReviewStore({ pool: new pg.Pool({ connectionString }) satisfies PusharyPgPool })
  */
 export interface PusharyPgPool {
   connect(): Promise<PusharyPgPoolClient>

@@ -51,8 +51,11 @@ export interface PusharyReviewStore {
   save(review: PusharyReviewInput): Promise<void>
   /** The durable record, validated, or `null`. */
   get(decisionId: string): Promise<PusharyReview | null>
-  /** Atomically moves `pending` to `resuming` for exactly one caller; resumes of one run are serialized. */
-  claim(decisionId: string, runId: string): Promise<ReviewClaimResult>
+  /**
+   * Atomically moves `pending` to `resuming` for exactly one caller; resumes of one run are serialized.
+   * `reason`, when given, is kept on the claim's history entry (e.g. why a multi-item parent is claimed).
+   */
+  claim(decisionId: string, runId: string, reason?: string): Promise<ReviewClaimResult>
   /** Records the resume's outcome; only from `resuming`, else `PusharyStoreError('not_claimed')`. */
   finish(decisionId: string, state: ReviewFinishState, reason?: string): Promise<void>
   /** Operator recovery of an `uncertain` or crash-left `resuming` review; the reason is required. */

@@ -234,10 +234,11 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         return row === null ? null : parseRow(row, 'get')
       }),
 
-    claim: (decisionId, runId) =>
+    claim: (decisionId, runId, reason) =>
       open('claim', async () => {
         const id = checked(idSchema, decisionId, 'claim', 'decisionId')
         const run = checked(idSchema, runId, 'claim', 'runId')
+        const why = checked(idSchema.optional(), reason, 'claim', 'reason') ?? null
         try {
           return await driver.write('claim', run, async (tx): Promise<ReviewClaimResult> => {
             const row = await tx.selectForUpdate(id)
@@ -262,8 +263,8 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
             if (to === null) return isTerminalReviewState(from) ? 'settled' : 'busy'
             if (await tx.runHasActiveReview(run)) return 'busy'
             const at = timestamp()
-            if (!(await tx.setState(id, from, to, null, at))) return 'busy'
-            await tx.appendTransition({ decisionId: id, from, to, event: 'CLAIM', reason: null, at })
+            if (!(await tx.setState(id, from, to, why, at))) return 'busy'
+            await tx.appendTransition({ decisionId: id, from, to, event: 'CLAIM', reason: why, at })
             return 'claimed'
           })
         } catch (error) {

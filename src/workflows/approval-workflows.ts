@@ -8,17 +8,22 @@ import { parsePusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '.
 import {
   PACKAGE_WORKFLOW_OPTIONS,
   PUSHARY_PARENT_CONTEXT_KEY,
+  PUSHARY_RECOVERY_CONTEXT_KEY,
   type PusharyApprovalStepOptions,
   type PusharyStepConfig,
   pusharyApprovalStep,
   warnIfAutoRestarted,
 } from '../steps/approval-step.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
+import { fanOutUnderClaim } from './batch-fanout.js'
 import {
   batchChildRunId,
+  batchParentReviewId,
   pusharyBatchResumeSchema,
   pusharyBatchSuspendSchema,
   readBatchChild,
 } from './batch-parent.js'
+import { DEFAULT_CLAIM_LEASE_MS } from './claim-lease.js'
 import { findWorkflow, loadRunSnapshot } from './run-snapshot.js'
 
 function checkedId(value: unknown, field: string, operation: string): string {
@@ -113,6 +118,51 @@ async function startChildren(input: {
 }
 
 /**
+ * Options of {@link pusharyApprovalBatchStep}, validated in the factory.
+ *
+ * @example
+ * const opts: PusharyBatchStepOptions = { childWorkflowId: 'pushary-approval-item', store, claimLeaseMs: 30_000 }
+ */
+export interface PusharyBatchStepOptions {
+  /** Mastra step id; default `'pushary-approval-batch'`. */
+  id?: string
+  /** The registered single-approval workflow each item runs in. */
+  childWorkflowId: string
+  /** The review store the dispatcher uses: the parent's claim while it fans out lives there. */
+  store: PusharyReviewStore
+  /** The dispatcher's claim lease (default 30 s): the fan-out keeps its claim alive five times per lease. */
+  claimLeaseMs?: number
+  /** How many children are started at once (1–64, default 8). */
+  startConcurrency?: number
+}
+
+function checkedFanOutOptions(opts: PusharyBatchStepOptions): {
+  store: PusharyReviewStore
+  claimLeaseMs: number
+} {
+  const store = opts.store as Partial<PusharyReviewStore> | undefined
+  if (!store || typeof store.claim !== 'function' || typeof store.keepAlive !== 'function') {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation: 'pusharyApprovalBatchStep',
+      field: 'opts.store',
+      message:
+        'store is required: the review store the dispatcher uses, where the parent is claimed while it fans out',
+    })
+  }
+  const claimLeaseMs = opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS
+  if (!Number.isInteger(claimLeaseMs) || claimLeaseMs < 100) {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation: 'pusharyApprovalBatchStep',
+      field: 'opts.claimLeaseMs',
+      message: "claimLeaseMs must be an integer of at least 100 (milliseconds), the dispatcher's claim lease",
+    })
+  }
+  return { store: opts.store, claimLeaseMs }
+}
+
+/**
  * The linear multi-item approval. Same input and output as
  * `.foreach(pusharyApprovalStep)` (a list of step inputs in, the answers in
  * input order out), but each item is its own child run of a registered
@@ -120,20 +170,22 @@ async function startChildren(input: {
  * Every child is resumed on its own (no contention, ~1 KB snapshots); the
  * dispatcher resumes the parent once, when the last child settles.
  *
+ * `store` (the dispatcher's) holds the parent's `batch-parent` review, which
+ * the first pass claims while it fans out, so a process killed before the
+ * parent suspended is found and restarted by `dispatcher.recover`; use the
+ * dispatcher's `claimLeaseMs` here too (default 30 s).
+ *
  * @example
  * createWorkflow({ id: 'refund-batch', inputSchema: z.array(pusharyApprovalStepInputSchema), outputSchema })
- *   .then(pusharyApprovalBatchStep({ childWorkflowId: 'pushary-approval-item' }))
+ *   .then(pusharyApprovalBatchStep({ childWorkflowId: 'pushary-approval-item', store }))
  *   .then(pusharyGateItems())
  *   .foreach(refundItem)
  *   .commit()
  */
-export function pusharyApprovalBatchStep(opts: {
-  id?: string
-  childWorkflowId: string
-  startConcurrency?: number
-}) {
+export function pusharyApprovalBatchStep(opts: PusharyBatchStepOptions) {
   const stepId = checkedId(opts.id ?? 'pushary-approval-batch', 'opts.id', 'pusharyApprovalBatchStep')
   const childWorkflowId = checkedId(opts.childWorkflowId, 'opts.childWorkflowId', 'pusharyApprovalBatchStep')
+  const { store, claimLeaseMs } = checkedFanOutOptions(opts)
   const startConcurrency = opts.startConcurrency ?? 8
   if (!Number.isInteger(startConcurrency) || startConcurrency < 1 || startConcurrency > 64) {
     throw new PusharyValidationError({
@@ -151,7 +203,7 @@ export function pusharyApprovalBatchStep(opts: {
     outputSchema: z.array(pusharyAnswerSchema),
     suspendSchema: pusharyBatchSuspendSchema,
     resumeSchema: pusharyBatchResumeSchema,
-    execute: async ({ inputData, resumeData, suspend, runId, workflowId, mastra }) => {
+    execute: async ({ inputData, resumeData, suspend, runId, workflowId, mastra, requestContext }) => {
       const items = inputData.map((item, index) =>
         parsePusharyApprovalStepInput(item, `pusharyApprovalBatchStep items[${index}]`),
       )
@@ -161,7 +213,25 @@ export function pusharyApprovalBatchStep(opts: {
       warnIfAutoRestarted(mastra, workflowId, warned)
       const parent = { workflowId, runId, stepId }
       const childRunIds = inputData.map((item, index) => batchChildRunId(parent, index, item))
-      if (!resumeData) {
+      const readAnswers = async (): Promise<PusharyAnswer[] | null> => {
+        const answers: PusharyAnswer[] = []
+        for (let index = 0; index < items.length; index++) {
+          const state = await readBatchChild(
+            mastra,
+            childWorkflowId,
+            childRunIds[index] as string,
+            inputData[index],
+          )
+          if (state.state === 'open') return null
+          if (state.state === 'failed') {
+            throw new Error(`pusharyApprovalBatchStep: item ${index} failed: ${state.reason}`)
+          }
+          answers.push(state.answer)
+        }
+        return answers
+      }
+
+      const fanOut = async (): Promise<PusharyAnswer[] | null> => {
         await startChildren({
           count: items.length,
           concurrency: startConcurrency,
@@ -181,23 +251,29 @@ export function pusharyApprovalBatchStep(opts: {
             }
           },
         })
+        return readAnswers()
       }
 
-      const answers: PusharyAnswer[] = []
-      for (let index = 0; index < items.length; index++) {
-        const state = await readBatchChild(
-          mastra,
+      if (resumeData) return (await readAnswers()) ?? suspend(suspendPayload)
+      const reviewId = batchParentReviewId(parent)
+      const outcome = await fanOutUnderClaim({
+        store,
+        review: {
+          target: 'batch-parent',
+          version: 1,
+          ...parent,
           childWorkflowId,
-          childRunIds[index] as string,
-          inputData[index],
-        )
-        if (state.state === 'open') return suspend(suspendPayload)
-        if (state.state === 'failed') {
-          throw new Error(`pusharyApprovalBatchStep: item ${index} failed: ${state.reason}`)
-        }
-        answers.push(state.answer)
-      }
-      return answers
+          count: items.length,
+          decisionId: reviewId,
+          correlationId: reviewId,
+          state: 'pending',
+        },
+        recovering: requestContext?.get(PUSHARY_RECOVERY_CONTEXT_KEY as never) === runId,
+        claimLeaseMs,
+        fanOut,
+      })
+      if (outcome === 'held_elsewhere' || outcome === null) return suspend(suspendPayload)
+      return outcome
     },
   })
 }
@@ -208,13 +284,11 @@ export function pusharyApprovalBatchStep(opts: {
  *
  * @example
  * const item = createPusharyApprovalWorkflow(config, { workflowId: 'pushary-approval-item', externalId: 'c1' })
- * const batch = createPusharyBatchApprovalWorkflow({ workflowId: 'pushary-batch', childWorkflowId: item.id })
+ * const batch = createPusharyBatchApprovalWorkflow({ workflowId: 'pushary-batch', childWorkflowId: item.id, store })
  */
-export function createPusharyBatchApprovalWorkflow(opts: {
-  workflowId?: string
-  childWorkflowId: string
-  startConcurrency?: number
-}) {
+export function createPusharyBatchApprovalWorkflow(
+  opts: Omit<PusharyBatchStepOptions, 'id'> & { workflowId?: string },
+) {
   const id = checkedId(
     opts.workflowId ?? 'pushary-batch-approval',
     'opts.workflowId',
@@ -229,6 +303,8 @@ export function createPusharyBatchApprovalWorkflow(opts: {
     .then(
       pusharyApprovalBatchStep({
         childWorkflowId: opts.childWorkflowId,
+        store: opts.store,
+        ...(opts.claimLeaseMs === undefined ? {} : { claimLeaseMs: opts.claimLeaseMs }),
         ...(opts.startConcurrency === undefined ? {} : { startConcurrency: opts.startConcurrency }),
       }),
     )

@@ -85,6 +85,7 @@ export function batchParentReviewId(parent: BatchParentRef): string {
 }
 
 const TERMINAL = ['success', 'failed', 'canceled', 'tripwire', 'bailed']
+const ACTIVE = ['running', 'pending', 'waiting']
 
 /** State of one child run as the parent sees it. */
 export type BatchChildState =
@@ -256,6 +257,17 @@ export async function resumeBatchParent(input: {
   const { store, review } = input
   const where = { workflowId: review.workflowId, runId: review.runId }
   const reviewId = review.decisionId
+  const snapshot = await loadRunSnapshot(input.mastra, review.workflowId, review.runId)
+  if (snapshot && ACTIVE.includes(snapshot.status)) {
+    // Not suspended yet: still fanning out (its claim was just released), or
+    // killed before Mastra persisted the suspension. Claiming now would only
+    // fail the resume; `dispatcher.recover` restarts a parent left like this.
+    return {
+      ...where,
+      status: 'deferred',
+      reason: `the parent run is ${snapshot.status}, not suspended on its batch step; if it was killed while fanning out, dispatcher.recover("${reviewId}") restarts it`,
+    }
+  }
   switch (await store.claim(reviewId, review.runId)) {
     case 'busy':
       return { ...where, status: 'deferred', reason: 'another resume of the parent run holds it' }

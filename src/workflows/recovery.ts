@@ -14,7 +14,7 @@ import { z } from 'zod/v4'
 import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/review-schema.js'
 import { recoverAgentForDispatch } from './agent-recovery.js'
 import { approvalProgress } from './approval-progress.js'
-import { resumeBatchParent } from './batch-parent.js'
+import { resumeBatchParent, settleBatchParent } from './batch-parent.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import {
@@ -24,6 +24,7 @@ import {
   type DispatchContext,
   endReview,
   errorMessage,
+  parentOptions,
   resumeClaimed,
   resumePendingReview,
   type VerifiedAnswer,
@@ -149,12 +150,31 @@ async function recoverTakenOver(
   return endReview(context, decisionId, 'uncertain', reason)
 }
 
-/** A batch parent whose resume died. Same rule: never past a completed batch step. */
+/**
+ * A batch parent whose fan-out or resume died. Same rule: never past a
+ * completed batch step. A `pending` parent on a `running` run was killed
+ * after its fan-out released the claim but before Mastra persisted the
+ * suspension: claiming it (one winner; `busy` while another review of the
+ * run is being resumed) makes this recoverer the one that restarts it.
+ */
 async function recoverParent(
   context: DispatchContext,
   review: PusharyBatchParentReview,
 ): Promise<PusharyDispatchResult> {
   const decisionId = review.decisionId
+  if (review.state === 'pending' && (await parentRunning(context, review))) {
+    const reason = 'dispatcher.recover: the parent run was left running by a fan-out that never suspended'
+    switch (await context.store.claim(decisionId, review.runId, reason)) {
+      case 'busy':
+        return { status: 'busy', decisionId, reason: 'another resume or recovery of this run holds it' }
+      case 'settled':
+        return { status: 'duplicate', decisionId }
+      case 'claimed':
+        return whileHoldingClaim(context.store, decisionId, claimLease(context), () =>
+          recoverParentTakenOver(context, review),
+        )
+    }
+  }
   if (review.state === 'pending') {
     const outcome = await resumeBatchParent({
       mastra: context.mastra,
@@ -205,15 +225,61 @@ async function recoverParentTakenOver(
       'the batch step completed before the crash, so the protected steps may have run; confirm them, then store.recover(...)'
     return endReview(context, decisionId, 'uncertain', reason)
   }
-  // The crash hit the batch step's resume pass itself: restart it; it re-reads
-  // every child and continues only when all settled.
+  // The crash hit the batch step itself (its fan-out or its resume pass):
+  // restart it under this claim; it re-reads every child (asking only items
+  // never asked) and continues only when all settled.
+  let after: RunSnapshotView | null
   try {
-    await restartRunForRecovery(context.mastra, review.workflowId, review.runId)
+    after = await restartRunForRecovery(context.mastra, review.workflowId, review.runId)
   } catch (error) {
     return endReview(context, decisionId, 'uncertain', `restart failed: ${errorMessage(error)}`)
   }
-  await context.store.finish(decisionId, 'completed', 'recovered: restarted the batch step')
-  return { status: 'duplicate', decisionId, reason: 'recovered: restarted the batch step' }
+  return finishRestartedParent(context, review, after)
+}
+
+async function parentRunning(context: DispatchContext, review: PusharyBatchParentReview): Promise<boolean> {
+  const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
+  const step = (snapshot?.context[review.stepId] as { status?: string } | undefined)?.status
+  return snapshot?.status === 'running' && step !== 'success'
+}
+
+/** Records what the restarted parent did: finished, waits on its items again, or anything else for the operator. */
+async function finishRestartedParent(
+  context: DispatchContext,
+  review: PusharyBatchParentReview,
+  after: RunSnapshotView | null,
+): Promise<PusharyDispatchResult> {
+  const decisionId = review.decisionId
+  const where = { workflowId: review.workflowId, runId: review.runId }
+  const step = (after?.context[review.stepId] as { status?: string } | undefined)?.status
+  if (after?.status === 'success') {
+    await context.store.finish(
+      decisionId,
+      'completed',
+      'recovered: restarted the batch step; the run finished',
+    )
+    return {
+      status: 'parent',
+      decisionId,
+      parent: { ...where, status: 'resumed', runStatus: 'success', reviewId: decisionId },
+    }
+  }
+  if (after?.status === 'suspended' && step === 'suspended') {
+    await context.store.finish(
+      decisionId,
+      'pending',
+      'recovered: restarted the batch step; the parent waits on its items again',
+    )
+    const outcome = await settleBatchParent({
+      mastra: context.mastra,
+      store: context.store,
+      parent: review,
+      ...parentOptions(context),
+    })
+    return { status: 'parent', decisionId, parent: outcome }
+  }
+  const reason = `recovery restarted the batch step and the run is ${after?.status ?? 'missing'} (batch step ${step ?? 'not reached'}); inspect it before marking this review`
+  return endReview(context, decisionId, 'uncertain', reason)
 }
 
 /**

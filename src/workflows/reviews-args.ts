@@ -3,6 +3,7 @@
  * so every refusal (a missing store, an unknown state, a recovery without a
  * reason) happens before any database is opened.
  */
+import type { ParsedCommand } from '../command-io.js'
 import { isReviewState, REVIEW_STATES, type ReviewState } from '../machines/review-lifecycle.js'
 
 export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|recover> [options]
@@ -46,10 +47,11 @@ export type ReviewsCommand =
       reason: string
     }
 
-export type ParsedReviewsArgs =
-  | { status: 'help' }
-  | { status: 'invalid'; message: string }
-  | { status: 'run'; command: ReviewsCommand; store: StoreLocation; json: boolean }
+export type ParsedReviewsArgs = ParsedCommand<{
+  command: ReviewsCommand
+  store: StoreLocation
+  json: boolean
+}>
 
 const VALUE_FLAGS = [
   '--state',

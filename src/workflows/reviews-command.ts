@@ -5,7 +5,7 @@
  * never allow a transition the lifecycle machine refuses.
  */
 import { existsSync } from 'node:fs'
-import type { CommandIo } from '../command-io.js'
+import { type CommandIo, runParsedCommand } from '../command-io.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
 import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
@@ -164,7 +164,11 @@ async function list(
   }
   if (rows.length === 0) io.stdout.write(`no reviews in ${command.states.join(', ')}\n`)
   for (const review of rows) {
-    io.stdout.write(`${review.decisionId}  ${review.state.padEnd(9)}  ${review.target}  ${where(review)}\n`)
+    // Why it is in this state (e.g. a multi-item parent claimed while fanning out).
+    const reason = (await store.history(review.decisionId)).at(-1)?.reason
+    io.stdout.write(
+      `${review.decisionId}  ${review.state.padEnd(9)}  ${review.target}  ${where(review)}${reason ? `  "${reason}"` : ''}\n`,
+    )
   }
   return 0
 }
@@ -259,35 +263,22 @@ async function execute(
  * const code = await runReviewsCommand(['list', '--state', 'uncertain', '--db', 'reviews.db'], { stdout: process.stdout, stderr: process.stderr })
  * ```
  */
-export async function runReviewsCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  const parsed = parseReviewsArgs(argv)
-  switch (parsed.status) {
-    case 'help':
-      io.stdout.write(REVIEWS_USAGE)
-      return 0
-    case 'invalid':
-      io.stderr.write(`pushary-mastra reviews: ${parsed.message}\n\n${REVIEWS_USAGE}`)
-      return 2
-    case 'run':
-      break
-    default: {
-      const unreachable: never = parsed
-      return unreachable
+export function runReviewsCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  return runParsedCommand('reviews', REVIEWS_USAGE, parseReviewsArgs(argv), io, async (parsed) => {
+    try {
+      return await execute(parsed, io)
+    } catch (error) {
+      if (error instanceof CommandRefused) {
+        io.stderr.write(`pushary-mastra reviews: ${error.message}\n`)
+        return 1
+      }
+      if (isPusharyStoreError(error)) {
+        const payload = { error: error.code, message: error.message, field: error.field }
+        if (parsed.json) io.stdout.write(`${JSON.stringify(payload)}\n`)
+        io.stderr.write(`pushary-mastra reviews: refused (${error.code}): ${error.message}\n`)
+        return 1
+      }
+      throw error
     }
-  }
-  try {
-    return await execute(parsed, io)
-  } catch (error) {
-    if (error instanceof CommandRefused) {
-      io.stderr.write(`pushary-mastra reviews: ${error.message}\n`)
-      return 1
-    }
-    if (isPusharyStoreError(error)) {
-      const payload = { error: error.code, message: error.message, field: error.field }
-      if (parsed.json) io.stdout.write(`${JSON.stringify(payload)}\n`)
-      io.stderr.write(`pushary-mastra reviews: refused (${error.code}): ${error.message}\n`)
-      return 1
-    }
-    throw error
-  }
+  })
 }

@@ -57,13 +57,12 @@ describe('agent reviews under the claim lease', () => {
   it('never takes over a live agent resumer held inside the refund, which then finishes with one refund', async () => {
     const orderId = `hold-${Date.now()}`
     const decisionId = await answeredRefund(orderId)
+    const release = join(env.dir, `release-${orderId}`)
     const resumer = runFixture<{ status: string }[]>(
       ['resume-decisions', env.dir, JSON.stringify([decisionId])],
-      {
-        env: { PUSHARY_TEST_HOLD_REFUND: orderId },
-      },
+      { env: { PUSHARY_TEST_HOLD_REFUND: release } },
     )
-    await waitFor(async () => (existsSync(join(env.dir, `held-${orderId}`)) ? true : undefined), 60_000)
+    await waitFor(async () => (existsSync(`${release}.held`) ? true : undefined), 60_000)
     // Longer than two leases: only a holder that keeps its claim alive still counts as alive now.
     await new Promise((resolve) => setTimeout(resolve, 2 * CLAIM_LEASE_MS + 500))
     const recovered = await app.dispatcher.recover(decisionId)
@@ -74,7 +73,7 @@ describe('agent reviews under the claim lease', () => {
     expect(direct).not.toHaveProperty('recoveryNeeded')
     expect((await app.store.get(decisionId))?.state).toBe('resuming')
 
-    writeFileSync(join(env.dir, `release-${orderId}`), '')
+    writeFileSync(release, '')
     expect((await resumer)[0]?.status).toBe('resumed')
     expect(await countEffects(env.dir, 'refund')).toBe(1)
     expect((await app.store.history(decisionId)).map((entry) => entry.event)).toEqual([

@@ -76,6 +76,7 @@ describe('pushary-mastra reviews on SQLite', () => {
     expect(uncertain.code).toBe(0)
     expect(uncertain.stdout).toContain(ids.uncertain)
     expect(uncertain.stdout).toContain('refund-single/')
+    expect(uncertain.stdout).toContain('"the refund service timed out after the claim"')
     expect(uncertain.stdout).not.toContain(ids.pending)
   })
 

@@ -225,6 +225,21 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect((await store.get(review.decisionId))?.state).toBe('pending')
     })
 
+    it("keeps the claimer's reason on the claim's history entry, and refuses a blank one before writing", async () => {
+      const review = agentReview()
+      await store.save(review)
+      expect(await storeError(store.claim(review.decisionId, review.runId, ' '))).toEqual({
+        code: 'invalid_argument',
+        field: 'reason',
+      })
+      expect((await store.get(review.decisionId))?.state).toBe('pending')
+      expect(await store.claim(review.decisionId, review.runId, 'fanning out 3 item(s)')).toBe('claimed')
+      expect((await store.history(review.decisionId)).at(-1)).toMatchObject({
+        event: 'CLAIM',
+        reason: 'fanning out 3 item(s)',
+      })
+    })
+
     it('serializes the reviews of one run: busy while another is resuming or uncertain', async () => {
       const first = agentReview()
       const second = agentReview({ runId: first.runId })

@@ -376,7 +376,11 @@ describe("Mastra's boot-time restart", () => {
     for (const built of [
       createPusharyApprovalWorkflow(config, { workflowId: 'opt-out-single' }),
       createPusharyForeachApprovalWorkflow(config, { workflowId: 'opt-out-foreach' }),
-      createPusharyBatchApprovalWorkflow({ workflowId: 'opt-out-batch', childWorkflowId: 'opt-out-single' }),
+      createPusharyBatchApprovalWorkflow({
+        workflowId: 'opt-out-batch',
+        childWorkflowId: 'opt-out-single',
+        store: app.store,
+      }),
     ]) {
       expect(
         (built as unknown as { options: { autoRestartActiveRuns?: boolean } }).options.autoRestartActiveRuns,
