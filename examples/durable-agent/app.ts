@@ -172,7 +172,7 @@ export function buildAgentApp(input: {
     id: AGENT_ID,
     name: 'Customer agent',
     instructions: 'Handle the customer request; refunds need the customer approval.',
-    model: scriptedModel(callsOnce([scriptedCall(input.scenario)])),
+    model: scriptedModel(callsOnce([scriptedCall(input.scenario)], 'Finished')),
     tools: { refund, askHuman },
   })
   const storage = new LibSQLStore({
