@@ -95,7 +95,7 @@ const PATHS: readonly CrashPath[] = [
       {
         stage: "inside the approval step's resume pass",
         phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_ON_GET: '2' }),
+        env: () => ({ PUSHARY_TEST_CRASH_IN_RESUME: '1' }),
         settledBy: 'recovery',
       },
       {
@@ -126,7 +126,7 @@ const PATHS: readonly CrashPath[] = [
   },
   {
     // Two items: the first approved, the second denied. Claims, finishes and
-    // decision reads count in the order item 0, item 1, parent.
+    // Mastra resumes count in the order item 0, item 1, parent.
     name: 'batch',
     workflowId: 'refund-batch',
     answers: ['yes', 'no'],
@@ -154,7 +154,7 @@ const PATHS: readonly CrashPath[] = [
       {
         stage: "inside the last item's resume pass",
         phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_ON_GET: '4' }),
+        env: () => ({ PUSHARY_TEST_CRASH_IN_RESUME: '2' }),
         settledBy: 'recovery',
       },
       {
