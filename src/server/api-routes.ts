@@ -286,9 +286,14 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
       )
     }
     // Subscribe before the first read so an answer landing in between is not missed.
-    const stop = new AbortController()
-    const signal = AbortSignal.any([stop.signal, c.req.raw.signal])
-    const settled = waitSeconds > 0 ? deps.events.waitForSettled(id, waitSeconds * 1000, signal) : null
+    // A plain GET builds no signals: the adapter creates an abort controller
+    // for `c.req.raw.signal` on first read, and `AbortSignal.any` tracks both;
+    // only a long-poll needs them.
+    const stop = waitSeconds > 0 ? new AbortController() : null
+    const settled =
+      stop === null
+        ? null
+        : deps.events.waitForSettled(id, waitSeconds * 1000, AbortSignal.any([stop.signal, c.req.raw.signal]))
     try {
       let decision = await service.get(id)
       if (decision === null) return notFound(c)
@@ -297,7 +302,7 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
       }
       return c.json(decisionJson(decision, await deps.outbox.deliveriesFor(id)))
     } finally {
-      stop.abort()
+      stop?.abort()
       release()
     }
   })

@@ -14,6 +14,7 @@ import type {
   Presentation,
   StoredDecision,
 } from './service-types.js'
+import { groupByTurns } from './turn-groups.js'
 
 /** Validated fields of a new decision, as the service writes them. */
 export interface NewDecision extends DecisionContent {
@@ -48,10 +49,13 @@ export interface DecisionListFilter {
   toMs: number | null
 }
 
+/** What `insert` reports. */
+type InsertOutcome = { decision: DecisionRecord; idempotent: boolean }
+
 /** Decision storage used by the service. */
 export interface DecisionsRepo {
   /** Inserts, or returns the decision already holding `idempotencyKey` with `idempotent: true`. */
-  insert(decision: NewDecision): Promise<{ decision: DecisionRecord; idempotent: boolean }>
+  insert(decision: NewDecision): Promise<InsertOutcome>
   get(decisionId: string): Promise<DecisionRecord | null>
   getByIdempotencyKey(key: string): Promise<DecisionRecord | null>
   list(filter: DecisionListFilter): Promise<DecisionRecord[]>
@@ -174,49 +178,85 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
     return row === undefined ? null : toRecord(row)
   }
 
+  const insertStatement = (d: NewDecision) => {
+    const columns: Record<string, InValue> = {
+      decision_id: d.decisionId,
+      status: 'pending',
+      type: d.type,
+      question: d.question,
+      options: d.options === null ? null : JSON.stringify(d.options),
+      placeholder: d.placeholder,
+      context: d.context,
+      external_id: d.externalId,
+      email: d.email,
+      callback_url: d.callbackUrl,
+      agent_name: d.agentName,
+      tool_name: d.toolName,
+      tool_target: d.toolTarget,
+      actor: d.actor,
+      environment: d.environment,
+      parameters: d.parameters === null ? null : JSON.stringify(d.parameters),
+      presentation: d.presentation === null ? null : JSON.stringify(d.presentation),
+      sandbox_outcome: d.sandboxOutcome,
+      idempotency_key: d.idempotencyKey,
+      created_at: iso(d.createdMs),
+      created_ms: d.createdMs,
+      expires_at: iso(d.expiresMs),
+      expires_ms: d.expiresMs,
+    }
+    const names = Object.keys(columns)
+    // ON CONFLICT DO NOTHING makes two racing creates with one key collapse
+    // into a single row; the loser reads the winner's decision.
+    return {
+      sql: `INSERT INTO decisions (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})
+            ON CONFLICT (idempotency_key) DO NOTHING`,
+      args: Object.values(columns),
+    }
+  }
+  /** What a committed insert left: the new row, or the one already holding its key. */
+  const readInserted = async (d: NewDecision, inserted: boolean): Promise<InsertOutcome> => {
+    if (!inserted && d.idempotencyKey !== null) {
+      const existing = await getByIdempotencyKey(d.idempotencyKey)
+      if (existing !== null) return { decision: existing, idempotent: true }
+    }
+    const created = await get(d.decisionId)
+    if (created === null) throw new Error(`Pushary dev server: decision ${d.decisionId} was not stored.`)
+    return { decision: created, idempotent: false }
+  }
+  const insertAlone = async (d: NewDecision): Promise<InsertOutcome> => {
+    const result = await db.execute(insertStatement(d))
+    return readInserted(d, result.rowsAffected > 0)
+  }
+
+  // Group commit. The commit's fsync is most of a create (the rest is a few
+  // statements and the HTTP exchange), and SQLite runs on this thread, so
+  // concurrent creates queue up behind each other's fsync. Creates that reach
+  // this point together are written in one transaction: one fsync for all of
+  // them. Each is answered only after that commit returned, so a create that
+  // was answered is on disk exactly as when it had its own commit (the
+  // synchronous setting is untouched). If the shared transaction fails,
+  // nothing of it was committed and each create is retried on its own, so
+  // one bad row never fails another.
+  const insertGroup = async (group: NewDecision[]): Promise<Promise<InsertOutcome>[]> => {
+    const only = group.length === 1 ? group[0] : undefined
+    if (only) return [insertAlone(only)]
+    const inserted: boolean[] = []
+    try {
+      const tx = await db.transaction('write')
+      try {
+        for (const d of group) inserted.push((await tx.execute(insertStatement(d))).rowsAffected > 0)
+        await tx.commit()
+      } finally {
+        tx.close()
+      }
+    } catch {
+      return group.map(insertAlone)
+    }
+    return group.map((d, index) => readInserted(d, inserted[index] === true))
+  }
+
   return {
-    async insert(d) {
-      const columns: Record<string, InValue> = {
-        decision_id: d.decisionId,
-        status: 'pending',
-        type: d.type,
-        question: d.question,
-        options: d.options === null ? null : JSON.stringify(d.options),
-        placeholder: d.placeholder,
-        context: d.context,
-        external_id: d.externalId,
-        email: d.email,
-        callback_url: d.callbackUrl,
-        agent_name: d.agentName,
-        tool_name: d.toolName,
-        tool_target: d.toolTarget,
-        actor: d.actor,
-        environment: d.environment,
-        parameters: d.parameters === null ? null : JSON.stringify(d.parameters),
-        presentation: d.presentation === null ? null : JSON.stringify(d.presentation),
-        sandbox_outcome: d.sandboxOutcome,
-        idempotency_key: d.idempotencyKey,
-        created_at: iso(d.createdMs),
-        created_ms: d.createdMs,
-        expires_at: iso(d.expiresMs),
-        expires_ms: d.expiresMs,
-      }
-      const names = Object.keys(columns)
-      // ON CONFLICT DO NOTHING makes two racing creates with one key collapse
-      // into a single row; the loser reads the winner's decision.
-      const result = await db.execute({
-        sql: `INSERT INTO decisions (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})
-              ON CONFLICT (idempotency_key) DO NOTHING`,
-        args: Object.values(columns),
-      })
-      if (result.rowsAffected === 0 && d.idempotencyKey !== null) {
-        const existing = await getByIdempotencyKey(d.idempotencyKey)
-        if (existing !== null) return { decision: existing, idempotent: true }
-      }
-      const created = await get(d.decisionId)
-      if (created === null) throw new Error(`Pushary dev server: decision ${d.decisionId} was not stored.`)
-      return { decision: created, idempotent: false }
-    },
+    insert: groupByTurns(insertGroup),
 
     get,
     getByIdempotencyKey,

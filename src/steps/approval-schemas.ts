@@ -85,7 +85,10 @@ export type PusharyApprovalSuspend = z.infer<typeof pusharyApprovalSuspendSchema
  * Resume data of the approval step: `{ answer, status: 'answered' }`,
  * `{ answer: null, status: 'expired' | 'cancelled' }`, or the legacy
  * `{ answer }` which means answered. Only the dispatcher (after re-reading
- * the decision) should build it.
+ * the decision) should build it. `proof` is the dispatcher's single-use,
+ * in-process reference to the decision it verified for this very resume
+ * (`steps/verified-handoff.ts`); without a proof the step honours, it
+ * re-reads the decision from the service itself.
  *
  * @example
  * pusharyApprovalResumeSchema.parse({ answer: 'yes' }) // { answer: 'yes', status: 'answered' }
@@ -93,6 +96,7 @@ export type PusharyApprovalSuspend = z.infer<typeof pusharyApprovalSuspendSchema
 export const pusharyApprovalResumeSchema = z.object({
   answer: z.string().nullable(),
   status: terminalDecisionStatusSchema.default('answered'),
+  proof: z.string().max(128).optional(),
 })
 /** @example const r: PusharyApprovalResume = { answer: null, status: 'expired' } */
 export type PusharyApprovalResume = z.infer<typeof pusharyApprovalResumeSchema>

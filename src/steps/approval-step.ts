@@ -3,7 +3,6 @@ import { createStep } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
 import type { PusharyClient } from '../pushary/client.js'
 import { type PusharyConfig, resolvePusharyClient as resolveConfigClient } from '../pushary/config.js'
-import type { Decision } from '../pushary/decision-schemas.js'
 import { isPusharyValidationError, PusharyValidationError } from '../pushary/errors.js'
 import { externalIdSchema, fingerprintPusharyAction, idSchema, parseExternalId } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
@@ -16,6 +15,7 @@ import {
   pusharyApprovalStepInputSchema,
   pusharyApprovalSuspendSchema,
 } from './approval-schemas.js'
+import { takeVerifiedDecision } from './verified-handoff.js'
 import { checkWorkflowDecision, workflowApprovalKey, workflowBindingContext } from './workflow-binding.js'
 
 /**
@@ -233,11 +233,21 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         // step keeps waiting (fail closed) and the person's real answer stays
         // resumable.
         const keepWaiting = () => suspend(suspendData, { resumeLabel: suspendData.decisionId })
-        let decision: Decision
-        try {
-          decision = await client.decisions.get(suspendData.decisionId)
-        } catch {
-          return keepWaiting()
+        // The dispatcher's own read of this decision, handed over in memory
+        // for this resume only; anything else (no proof, a copied or forged
+        // one) is read from the service here.
+        let decision = takeVerifiedDecision(client, resumeData.proof, {
+          workflowId,
+          runId,
+          stepId,
+          decisionId: suspendData.decisionId,
+        })
+        if (!decision) {
+          try {
+            decision = await client.decisions.get(suspendData.decisionId)
+          } catch {
+            return keepWaiting()
+          }
         }
         const agrees =
           checkWorkflowDecision({ ...binding, decisionId: suspendData.decisionId }, decision) === null &&

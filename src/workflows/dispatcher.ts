@@ -1,6 +1,7 @@
 import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from '../pushary/callbacks.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
+import type { PusharyReview } from '../store/review-schema.js'
 import { resumeAgentForDispatch } from './agent-dispatch.js'
 import { resumeBatchParent, settleSuspendedBatches } from './batch-parent.js'
 import {
@@ -71,8 +72,11 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
   const now = options.now ?? (() => new Date())
   const queue = createKeyedQueue()
 
-  async function resumeInQueue(decisionId: string): Promise<PusharyDispatchResult> {
-    const review = await store.get(decisionId)
+  async function resumeInQueue(
+    decisionId: string,
+    readJustNow: PusharyReview | null,
+  ): Promise<PusharyDispatchResult> {
+    const review = readJustNow ?? (await store.get(decisionId))
     if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
     if (review.target === 'batch-parent') {
       if (review.state !== 'pending') return { status: 'duplicate', decisionId }
@@ -105,8 +109,14 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     checkedDecisionId(decisionId, 'dispatcher.resumeDecision')
     const review = await store.get(decisionId)
     if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
+    // With nothing queued before it on this run, no resume of this process
+    // can move the review between the read above and the queued work, so the
+    // read is reused; a resume that waited behind another reads it again.
+    // Other writers (processes, operators) could move it either way: the
+    // claim's compare-and-set decides, as it always did.
+    const readJustNow = queue.idle(review.runId) ? review : null
     // One process never races itself on one run (Mastra's 2 s wait would lose answers).
-    return queue.run(review.runId, () => resumeInQueue(decisionId))
+    return queue.run(review.runId, () => resumeInQueue(decisionId, readJustNow))
   }
 
   async function recover(decisionId: string): Promise<PusharyDispatchResult> {

@@ -145,6 +145,9 @@ function isSchemaRefusal(error: unknown): boolean {
   return (error as { id?: unknown } | null)?.id === 'WORKFLOW_SCHEMA_VALIDATION_FAILED'
 }
 
+/** Run statuses after which nothing in the run is suspended or resumable. */
+const FINISHED_RUN: ReadonlySet<string> = new Set(['success', 'failed', 'canceled', 'tripwire'])
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
@@ -178,6 +181,10 @@ export async function resumePusharyApproval(request: PusharyResumeRequest): Prom
         ...(target.forEachIndex === null ? {} : { forEachIndex: target.forEachIndex }),
         resumeData: request.resumeData,
       })
+      // Only a run that is suspended again can hold this target suspended; a
+      // run Mastra reports finished cannot become suspended again, so its
+      // snapshot need not be read back.
+      if (FINISHED_RUN.has(result.status)) return { target, result, stillSuspended: false }
       const after = await loadRunSnapshot(request.mastra, request.workflowId, request.runId)
       return { target, result, stillSuspended: after !== null && isTargetSuspended(after, target) }
     } catch (error) {

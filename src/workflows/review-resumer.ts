@@ -8,6 +8,7 @@ import type { PusharyClient } from '../pushary/client.js'
 import type { Decision } from '../pushary/decision-schemas.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
 import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
+import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import { checkWorkflowDecision } from '../steps/workflow-binding.js'
 import type { PusharyReview, PusharyWorkflowReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
@@ -27,10 +28,11 @@ export interface DispatchContext {
   options: PusharyDispatcherOptions
 }
 
-/** A verified answer, ready to resume with. */
+/** A verified answer, ready to resume with, and the decision it was read from. */
 export interface VerifiedAnswer {
   answer: PusharyAnswer
   resumeData: PusharyApprovalResume
+  decision: Decision
 }
 
 export function errorMessage(error: unknown): string {
@@ -73,6 +75,7 @@ export async function verifiedAnswer(
     return {
       answer: answerPusharyQuestion(review.question, resumeData.status, resumeData.answer),
       resumeData,
+      decision,
     }
   } catch (error) {
     return { status: 'invalid_answer', decisionId, reason: errorMessage(error) }
@@ -180,16 +183,20 @@ export async function resumeClaimed(
   const { mastra, store, options } = context
   const decisionId = review.decisionId
   let outcome: Awaited<ReturnType<typeof resumePusharyApproval>>
+  // The step takes this read instead of asking the service again; the proof
+  // is single-use and ends with this resume (see steps/verified-handoff.ts).
+  const handoff = handOverVerifiedDecision(context.client, review, verified.decision)
   try {
     outcome = await resumePusharyApproval({
       mastra,
       workflowId: review.workflowId,
       runId: review.runId,
       label: review.resumeLabel,
-      resumeData: verified.resumeData,
+      resumeData: { ...verified.resumeData, proof: handoff.proof },
       ...conflictOption(context),
     })
   } catch (error) {
+    handoff.discard()
     if (!isPusharyResumeError(error)) return endReview(context, decisionId, 'uncertain', errorMessage(error))
     // Refused before Mastra ran anything. Find out what became of the target.
     const snapshot = await loadRunSnapshot(mastra, review.workflowId, review.runId)
@@ -210,6 +217,7 @@ export async function resumeClaimed(
     }
     return endStale(context, review, error.message)
   }
+  handoff.discard()
   if (outcome.stillSuspended) {
     // The step suspended itself again (e.g. it could not re-read its
     // decision): it returned nothing, so nothing after it ran. Retry later.

@@ -5,6 +5,8 @@
  */
 export interface KeyedQueue {
   run<T>(key: string, work: () => Promise<T>): Promise<T>
+  /** Whether nothing is queued or running under `key`: work queued now starts without waiting. */
+  idle(key: string): boolean
 }
 
 /**
@@ -28,5 +30,6 @@ export function createKeyedQueue(): KeyedQueue {
       })
       return next
     },
+    idle: (key) => !tails.has(key),
   }
 }

@@ -99,7 +99,7 @@ const PATHS: readonly CrashPath[] = [
       {
         stage: "inside the approval step's resume pass",
         phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_ON_GET: '2' }),
+        env: () => ({ PUSHARY_TEST_CRASH_IN_RESUME: '1' }),
         settledBy: 'recovery',
       },
       {
@@ -132,7 +132,7 @@ const PATHS: readonly CrashPath[] = [
     // Two items: the first approved, the second denied. In the first pass the
     // parent's own review is saved, claimed and released before the items'
     // saves (save 1, claim 1, finish 1); in the resume phase claims, finishes
-    // and decision reads count in the order item 0, item 1, parent.
+    // and Mastra resumes count in the order item 0, item 1, parent.
     name: 'batch',
     kind: 'workflow',
     workflowId: 'refund-batch',
@@ -173,7 +173,7 @@ const PATHS: readonly CrashPath[] = [
       {
         stage: "inside the last item's resume pass",
         phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_ON_GET: '4' }),
+        env: () => ({ PUSHARY_TEST_CRASH_IN_RESUME: '2' }),
         settledBy: 'recovery',
       },
       {

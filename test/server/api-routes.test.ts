@@ -126,6 +126,32 @@ describe('decisions', () => {
     expect((await h.client.decisions.list()).decisions).toHaveLength(2)
   })
 
+  it('stores every create of a burst once, repeated keys collapsing onto one decision, committed before it is answered', async () => {
+    const h = await start()
+    const keyed = Array.from({ length: 48 }, (_, index) => `burst-${index % 24}`)
+    const results = await Promise.all([
+      ...keyed.map((idempotencyKey) => h.client.decisions.create({ question: 'Deploy?', idempotencyKey })),
+      ...Array.from({ length: 8 }, () => h.client.decisions.create({ question: 'Ship?' })),
+    ])
+    const byKey = new Map<string, typeof results>()
+    for (const [index, key] of keyed.entries()) byKey.set(key, [...(byKey.get(key) ?? []), results[index]!])
+    for (const [, pair] of byKey) {
+      expect(pair[0]?.decisionId).toBe(pair[1]?.decisionId)
+      expect(pair.filter((result) => result.idempotent === true)).toHaveLength(1)
+    }
+    const ids = new Set(results.map((result) => result.decisionId))
+    expect(ids.size).toBe(24 + 8)
+    // Every answered create is committed: a second service on the same file reads them all.
+    const other = await createPusharyDevServer({ dbPath: h.dbPath, port: 0, onError: () => {} })
+    try {
+      const client = createPusharyClient({ apiKey: other.apiKey, baseUrl: other.baseUrl })
+      const stored = await client.decisions.list({ limit: 100 })
+      expect(new Set(stored.decisions.map((decision) => decision.decisionId))).toEqual(ids)
+    } finally {
+      await other.close()
+    }
+  })
+
   it('relays an answer and refuses a second one with 409', async () => {
     const h = await start()
     const { decisionId } = await h.client.decisions.create({ question: 'Ship it?' })

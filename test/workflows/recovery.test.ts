@@ -164,10 +164,10 @@ describe('recovery of a crash before anything past the approval ran', () => {
       const { runId, decisionIds } = await startIn('refund-single', { operationId: op, question: 'Refund?' })
       const decisionId = decisionIds[0] as string
       await env.client.decisions.answer(decisionId, 'yes')
-      // Killed inside the approval step's own resume pass (its re-read of the
-      // decision, read #2): the run is left `running`, the review `resuming`.
+      // Killed inside the approval step's own resume pass (after Mastra's
+      // resume claim): the run is left `running`, the review `resuming`.
       await killed(['resume-decisions', env.dir, JSON.stringify([decisionId])], {
-        PUSHARY_TEST_CRASH_ON_GET: '2',
+        PUSHARY_TEST_CRASH_IN_RESUME: '1',
       })
       expect((await workflow('refund-single').getWorkflowRunById(runId))?.status).toBe('running')
       const results = await Promise.all(
@@ -208,7 +208,10 @@ describe('recovery of a crash before anything past the approval ran', () => {
   })
 
   it('returns a review whose step could not re-read its decision to pending, and the next round resumes it', async () => {
-    const flaky = buildApp(env, { failGets: [2] })
+    // The steps read through a client object of their own, so they verify
+    // the answer themselves (the dispatcher's read is not handed to them);
+    // their first read fails.
+    const flaky = buildApp(env, { stepFailGets: [1] })
     try {
       const op = `refund:flaky-${randomUUID()}`
       const run = await (
@@ -220,7 +223,6 @@ describe('recovery of a crash before anything past the approval ran', () => {
       const [review] = await reviewsOf(run.runId)
       const decisionId = review?.decisionId as string
       await env.client.decisions.answer(decisionId, 'yes')
-      // Read #1 is the dispatcher's, read #2 the step's own: it fails.
       const first = await flaky.dispatcher.resumeDecision(decisionId)
       expect(first).toMatchObject({ status: 'pending', reason: expect.stringMatching(/still suspended/) })
       expect((await app.store.get(decisionId))?.state).toBe('pending')
@@ -244,7 +246,7 @@ describe('recovery of a crash before anything past the approval ran', () => {
     for (const id of decisionIds) await env.client.decisions.answer(id, 'yes')
     expect((await app.dispatcher.resumeDecision(decisionIds[0] as string)).status).toBe('resumed')
     await killed(['resume-decisions', env.dir, JSON.stringify([decisionIds[1]])], {
-      PUSHARY_TEST_CRASH_ON_GET: '2',
+      PUSHARY_TEST_CRASH_IN_RESUME: '1',
     })
     expect((await recoverAfterLease(app, decisionIds[1] as string)).status).toBe('resumed')
     expect((await app.dispatcher.resumeDecision(decisionIds[2] as string)).status).toBe('resumed')

@@ -290,6 +290,71 @@ describe('dispatcher callbacks', () => {
   })
 })
 
+describe('one read of the answer per resume', () => {
+  type Resumable = {
+    resume(p: { label: string; resumeData: unknown }): Promise<{ status: string }>
+  }
+  const resumeDirectly = async (runId: string, label: string, resumeData: unknown) => {
+    const workflow = app.mastra.getWorkflowById('refund-single' as never) as unknown as {
+      createRun(o: { runId: string }): Promise<Resumable>
+    }
+    return (await workflow.createRun({ runId })).resume({ label, resumeData })
+  }
+
+  it("resumes with the dispatcher's own verified read: a step whose read would fail is never asked to read", async () => {
+    // Read #1 is the dispatcher's; a second read of this answer would throw.
+    const once = buildApp(env, { failGets: [2] })
+    try {
+      const before = await countEffects(env.dir, 'refund')
+      const { runId, decisionId } = await startSingle({ operationId: 'refund:o-once', question: 'Refund?' })
+      await env.client.decisions.answer(decisionId, 'yes')
+      expect(await once.dispatcher.resumeDecision(decisionId)).toMatchObject({
+        status: 'resumed',
+        runStatus: 'success',
+      })
+      expect((await runState('refund-single', runId)).result).toEqual({
+        refunded: true,
+        operationId: 'refund:o-once',
+      })
+      expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
+    } finally {
+      await once.close()
+    }
+  })
+
+  it("refuses resume data copied from a dispatcher's resume and replayed through run.resume: the service holds no such answer", async () => {
+    const before = await countEffects(env.dir, 'refund')
+    const real = await startSingle({ operationId: 'refund:o-copied', question: 'Refund o-copied?' })
+    await env.client.decisions.answer(real.decisionId, 'yes')
+    expect((await app.dispatcher.resumeDecision(real.decisionId)).status).toBe('resumed')
+    // What the dispatcher sent, as Mastra persisted it: the verified yes and its proof.
+    const snapshot = await (await app.mastra.getStorage()!.getStore('workflows'))!.loadWorkflowSnapshot({
+      workflowName: 'refund-single',
+      runId: real.runId,
+    })
+    const context = (snapshot?.context ?? {}) as Record<string, { resumePayload?: Record<string, unknown> }>
+    const copied = context.approve?.resumePayload
+    expect(copied).toMatchObject({ answer: 'yes', status: 'answered', proof: expect.any(String) })
+    expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
+
+    const victim = await startSingle({ operationId: 'refund:o-victim', question: 'Refund o-victim?' })
+    // Not answered yet: the copy (proof included) is refused, the step keeps waiting.
+    const label = victim.decisionId
+    expect((await resumeDirectly(victim.runId, label, copied)).status).toBe('suspended')
+    // Denied on the phone: a replayed yes is still refused.
+    await env.client.decisions.answer(victim.decisionId, 'no')
+    expect((await resumeDirectly(victim.runId, label, copied)).status).toBe('suspended')
+    expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
+    // The real answer still goes through, once, as a decline.
+    expect((await app.dispatcher.resumeDecision(victim.decisionId)).status).toBe('resumed')
+    expect((await runState('refund-single', victim.runId)).result).toMatchObject({
+      outcome: 'declined',
+      reason: 'denied',
+    })
+    expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
+  })
+})
+
 describe('dispatcher hook', () => {
   it('tells onResumed about each resumed decision once; a throwing hook does not undo the resume', async () => {
     const events: PusharyResumedEvent[] = []
