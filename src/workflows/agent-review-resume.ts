@@ -287,6 +287,7 @@ export async function resumeAgentReview<TOutput = unknown>(
         client: input.client,
         binding: review,
         answer,
+        decision,
         hook: {
           agent,
           mode: input.mode ?? 'generate',

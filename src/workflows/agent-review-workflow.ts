@@ -13,10 +13,12 @@ import { RequestContext } from '@mastra/core/request-context'
 import { createStep, createWorkflow } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
 import type { PusharyClient } from '../pushary/client.js'
+import type { Decision } from '../pushary/decision-schemas.js'
 import { idSchema } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 import { type PusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import { pusharyApprovalStep } from '../steps/approval-step.js'
+import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import {
   AGENT_REVIEW_ASK_STEP,
   AGENT_REVIEW_WORKFLOW_ID,
@@ -252,6 +254,8 @@ export async function resumeAgentReviewRun(input: {
   client: PusharyClient
   binding: PusharyAgentReviewBinding
   answer: PusharyAnswer
+  /** The decision the caller just read and verified: handed to the approval step so it does not read it again. */
+  decision: Decision
   hook: AgentResumeHook
 }): Promise<{ status: 'success' | 'suspended' }> {
   const { runId } = agentWorkflowBinding(input.binding, 'resumePusharyAgentReview')
@@ -265,11 +269,28 @@ export async function resumeAgentReviewRun(input: {
   const requestContext = new RequestContext()
   requestContext.set(RESUME_HOOK_KEY, input.hook)
   const run = await workflow.createRun({ runId })
-  const result = await run.resume({
-    step: AGENT_REVIEW_ASK_STEP,
-    resumeData: { answer: input.answer.value, status: input.answer.status },
-    requestContext,
-  })
+  // Single-use, in-memory proof of the read above (steps/verified-handoff.ts):
+  // the step skips its own re-read only through the client it was built with.
+  const handoff = handOverVerifiedDecision(
+    input.client,
+    {
+      workflowId: AGENT_REVIEW_WORKFLOW_ID,
+      runId,
+      stepId: AGENT_REVIEW_ASK_STEP,
+      decisionId: input.hook.decisionId,
+    },
+    input.decision,
+  )
+  let result: Awaited<ReturnType<typeof run.resume>>
+  try {
+    result = await run.resume({
+      step: AGENT_REVIEW_ASK_STEP,
+      resumeData: { answer: input.answer.value, status: input.answer.status, proof: handoff.proof },
+      requestContext,
+    })
+  } finally {
+    handoff.discard()
+  }
   if (result.status === 'suspended') {
     const after = await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
     // Only the ask step can suspend, and only before `resume-agent` runs.

@@ -237,10 +237,10 @@ const PATHS: readonly CrashPath[] = [
         settledBy: 'recovery',
       },
       {
-        // Read #1 is the resumer's own check, #2 the approval step's re-read.
+        // Mastra resume #1 is the review run's: killed once Mastra marked it running.
         stage: "inside the review run's approval step, before the native resume",
         phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_ON_GET: '2' }),
+        env: () => ({ PUSHARY_TEST_CRASH_IN_RESUME: '1' }),
         settledBy: 'recovery',
       },
       {
