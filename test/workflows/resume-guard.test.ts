@@ -328,45 +328,82 @@ describe('resumePusharyApproval refuses before anything runs', () => {
   })
 })
 
-describe('resumePusharyApproval while the run is running', () => {
-  /** Releases the slow step as soon as a snapshot read has seen the run `running`. */
-  function releaseWhenSeenRunning(runId: string): () => void {
-    const storage = mastra.getStorage() as unknown as {
-      getStore(name: 'workflows'): Promise<{
-        loadWorkflowSnapshot(args: {
-          workflowName: string
-          runId: string
-        }): Promise<{ status?: string } | null>
-      }>
-    }
-    let restore = () => {}
-    void storage.getStore('workflows').then((workflows) => {
-      const original = workflows.loadWorkflowSnapshot.bind(workflows)
-      workflows.loadWorkflowSnapshot = async (args) => {
-        const snapshot = await original(args)
-        if (args.runId === runId && snapshot?.status === 'running') release()
-        return snapshot
-      }
-      restore = () => {
-        workflows.loadWorkflowSnapshot = original
-      }
-    })
-    return () => restore()
+describe('resumePusharyApproval while another resume holds the run', () => {
+  type Snapshot = { status?: string } | null
+  type WorkflowsStore = {
+    loadWorkflowSnapshot(args: { workflowName: string; runId: string }): Promise<Snapshot>
   }
 
-  it('waits for a running run to settle instead of refusing at once', async () => {
+  /**
+   * Watches the snapshot reads of one run on the real storage: releases the
+   * slow step once a read has seen the run `running`, and can hand the next
+   * read an earlier (suspended) snapshot, as a resumer that read just before
+   * another one claimed the run would have. Returns the restore function.
+   */
+  async function watchReads(runId: string, staleOnce?: Snapshot): Promise<() => void> {
+    const storage = mastra.getStorage() as unknown as { getStore(name: 'workflows'): Promise<WorkflowsStore> }
+    const workflows = await storage.getStore('workflows')
+    const original = workflows.loadWorkflowSnapshot.bind(workflows)
+    let stale = staleOnce
+    workflows.loadWorkflowSnapshot = async (args) => {
+      if (args.runId === runId && stale !== undefined) {
+        const earlier = stale
+        stale = undefined
+        return earlier
+      }
+      const snapshot = await original(args)
+      if (args.runId === runId && snapshot?.status === 'running') release()
+      return snapshot
+    }
+    return () => {
+      workflows.loadWorkflowSnapshot = original
+    }
+  }
+
+  /** Starts a resume that holds the run `running` in its slow step; hands it back once that is persisted. */
+  async function holdRun(runId: string) {
+    const held = resumePusharyApproval({
+      mastra,
+      workflowId: 'guard-blocking',
+      runId,
+      step: 'ask',
+      resumeData: answer('yes'),
+    })
+    let seen = await loadRunSnapshot(mastra, 'guard-blocking', runId)
+    for (let reads = 0; seen?.status !== 'running' && reads < 10_000; reads++) {
+      seen = await loadRunSnapshot(mastra, 'guard-blocking', runId)
+    }
+    expect(seen?.status).toBe('running')
+    // Wrapped: returning the promise itself would make the caller wait for it.
+    return { first: held }
+  }
+
+  async function suspendedBlockingRun() {
     gate = openGate()
     const runId = await start('guard-blocking', {})
-    const base = { mastra, workflowId: 'guard-blocking', runId }
-    const first = resumePusharyApproval({ ...base, step: 'ask', resumeData: answer('yes') })
-    const restore = releaseWhenSeenRunning(runId)
+    const storage = mastra.getStorage() as unknown as { getStore(name: 'workflows'): Promise<WorkflowsStore> }
+    const before = await (await storage.getStore('workflows')).loadWorkflowSnapshot({
+      workflowName: 'guard-blocking',
+      runId,
+    })
+    return { runId, before }
+  }
+
+  const second = (runId: string, conflictTimeoutMs?: number) =>
+    refusal({
+      workflowId: 'guard-blocking',
+      runId,
+      step: 'ask',
+      resumeData: answer('yes'),
+      ...(conflictTimeoutMs === undefined ? {} : { conflictTimeoutMs }),
+    })
+
+  it('waits for a running run to settle instead of refusing at once', async () => {
+    const { runId } = await suspendedBlockingRun()
+    const { first } = await holdRun(runId)
+    const restore = await watchReads(runId)
     try {
-      const refused = await refusal({
-        workflowId: 'guard-blocking',
-        runId,
-        step: 'ask',
-        resumeData: answer('yes'),
-      })
+      const refused = await second(runId)
       // Only once the first resume finished does the second learn the run is done.
       expect(refused).toMatchObject({ code: 'run_not_suspended', field: 'runId' })
       expect(refused.message).toContain('the run is success')
@@ -377,26 +414,43 @@ describe('resumePusharyApproval while the run is running', () => {
   })
 
   it('refuses a running run at once when the caller allows no wait', async () => {
-    gate = openGate()
-    const runId = await start('guard-blocking', {})
-    const base = { mastra, workflowId: 'guard-blocking', runId }
-    const first = resumePusharyApproval({ ...base, step: 'ask', resumeData: answer('yes') })
-    // The slow step holds the run until released: wait until its `running` state is persisted.
-    let seen = await loadRunSnapshot(mastra, 'guard-blocking', runId)
-    for (let reads = 0; seen?.status !== 'running' && reads < 10_000; reads++) {
-      seen = await loadRunSnapshot(mastra, 'guard-blocking', runId)
-    }
-    expect(seen?.status).toBe('running')
-    const refused = await refusal({
-      workflowId: 'guard-blocking',
-      runId,
-      step: 'ask',
-      resumeData: answer('yes'),
-      conflictTimeoutMs: 0,
-    })
+    const { runId } = await suspendedBlockingRun()
+    const { first } = await holdRun(runId)
+    const refused = await second(runId, 0)
     release()
     expect(refused).toMatchObject({ code: 'run_not_suspended', field: 'runId' })
     expect(refused.message).toContain('the run is running')
+    expect((await first).result.status).toBe('success')
+  })
+
+  it('retries when Mastra reports the run claimed by another resume after the guard read it suspended', async () => {
+    const { runId, before } = await suspendedBlockingRun()
+    expect(before?.status).toBe('suspended')
+    const { first } = await holdRun(runId)
+    const restore = await watchReads(runId, before)
+    try {
+      const refused = await second(runId)
+      // The retry re-read the run, waited for the holder, and found the step already done.
+      expect(refused).toMatchObject({ code: 'run_not_suspended', field: 'runId' })
+      expect(refused.message).toContain('the run is success')
+      expect((await first).result.status).toBe('success')
+    } finally {
+      restore()
+    }
+  })
+
+  it('gives up with resume_conflict when another resume holds the run past the allowed wait', async () => {
+    const { runId, before } = await suspendedBlockingRun()
+    const { first } = await holdRun(runId)
+    const restore = await watchReads(runId, before)
+    try {
+      const refused = await second(runId, 0)
+      expect(refused).toMatchObject({ code: 'resume_conflict', field: 'runId' })
+      expect(refused.message).toContain('another resume of this run kept holding it')
+    } finally {
+      release()
+      restore()
+    }
     expect((await first).result.status).toBe('success')
   })
 })
