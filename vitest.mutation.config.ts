@@ -22,8 +22,6 @@ export default defineConfig({
       'test/store/review-schema.test.ts',
       'test/store/store-rules.test.ts',
       'test/steps/*.test.ts',
-      'test/workflows/callback-route.test.ts',
-      'test/workflows/callbacks.test.ts',
       'test/workflows/resume-guard.test.ts',
     ],
     testTimeout: 60_000,

@@ -3,6 +3,7 @@ import { createDecisionInputSchema } from '../../src/pushary/decision-schemas.js
 import { isPusharyValidationError, PusharyValidationError } from '../../src/pushary/errors.js'
 import {
   answerPusharyQuestion,
+  decisionStatusSchema,
   describeAnswer,
   isAffirmative,
   isApproved,
@@ -242,6 +243,16 @@ describe('what the question and answer errors tell the caller', () => {
     expect(messageOf({ question: 'Pick', type: 'select', options: ['a', 'b\nc'] }).issues).toEqual([
       expect.stringContaining('an option must not contain control characters'),
     ])
+  })
+
+  it('keeps the rule violations as custom zod issues, and knows every decision status', () => {
+    const error = thrown(() =>
+      parsePusharyQuestion({ question: 'Ok?', options: ['a', 'b'] }),
+    ) as PusharyValidationError
+    expect(error.issues.map((issue) => issue.code)).toEqual(['custom'])
+    for (const status of ['pending', 'answered', 'expired', 'cancelled']) {
+      expect(decisionStatusSchema.parse(status)).toBe(status)
+    }
   })
 
   it('refuses a select without options as a select, not as a confirm carrying options', () => {

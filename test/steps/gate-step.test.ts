@@ -133,6 +133,11 @@ describe('pusharyGate in a run', () => {
     expect(pusharyGateItems().id).toBe('pushary-gate-items')
     expect(pusharyGateItems({ id: 'check-items' }).id).toBe('check-items')
     expect(() => pusharyGateItems({ id: '' })).toThrow(/opts\.id/)
+    expect(() => pusharyGate({ id: ' ' })).toThrow(
+      expect.objectContaining({ operation: 'pusharyGate', field: 'opts.id' }),
+    )
+    expect(pusharyGate().description).toContain('Continue only when the person approved')
+    expect(pusharyGateItems().description).toContain('Keep only the items the person approved')
   })
 })
 

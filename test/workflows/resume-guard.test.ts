@@ -218,10 +218,12 @@ describe('resumePusharyApproval picks the one live target', () => {
     expect(await refusal({ ...base, label: 'item-b', step: 'ask' })).toMatchObject({
       code: 'label_mismatch',
       field: 'step',
+      message: expect.stringContaining('label "item-b" belongs to step "ask-item"'),
     })
     expect(await refusal({ ...base, label: 'item-b', step: 'ask-item', forEachIndex: 0 })).toMatchObject({
       code: 'label_mismatch',
       field: 'forEachIndex',
+      message: expect.stringContaining('label "item-b" belongs to another iteration'),
     })
     const outcome = await resumePusharyApproval({
       mastra,
@@ -253,6 +255,7 @@ describe('resumePusharyApproval refuses before anything runs', () => {
     const refused = await refusal({ workflowId: 'guard-single', runId: 'run-never-started', resumeData: {} })
     expect(refused).toMatchObject({ code: 'unknown_run', field: 'runId' })
     expect(refused.message).toContain('run-never-started')
+    expect(refused.message).toContain('no snapshot exists for this run')
   })
 
   it('refuses a finished run as run_not_suspended, naming its status', async () => {
@@ -283,6 +286,7 @@ describe('resumePusharyApproval refuses before anything runs', () => {
     expect(await refusal({ ...base, step: 'ask-a', resumeData: answer('a again') })).toMatchObject({
       code: 'step_not_suspended',
       field: 'step',
+      message: expect.stringContaining('step "ask-a" is not suspended'),
     })
     const second = await resumePusharyApproval({ mastra, ...base, resumeData: answer('b') })
     expect(second.target).toEqual({ stepId: 'ask-b', forEachIndex: null })
@@ -316,7 +320,11 @@ describe('resumePusharyApproval refuses before anything runs', () => {
       step: 'ask',
       resumeData: { answer: 42 },
     })
-    expect(refused).toMatchObject({ code: 'invalid_resume_data', field: 'resumeData' })
+    expect(refused).toMatchObject({
+      code: 'invalid_resume_data',
+      field: 'resumeData',
+      message: expect.stringContaining('Mastra refused the resume data'),
+    })
     const outcome = await resumePusharyApproval({
       mastra,
       workflowId: 'guard-single',
@@ -452,5 +460,32 @@ describe('resumePusharyApproval while another resume holds the run', () => {
       restore()
     }
     expect((await first).result.status).toBe('success')
+  })
+
+  it('passes on an error of the resume itself instead of retrying it as a conflict', async () => {
+    const runId = await start('guard-single', {})
+    const storage = mastra.getStorage() as unknown as { getStore(name: 'workflows'): Promise<WorkflowsStore> }
+    const workflows = await storage.getStore('workflows')
+    const original = workflows.loadWorkflowSnapshot.bind(workflows)
+    let reads = 0
+    // The guard's own read succeeds; the read inside Mastra's resume fails once.
+    workflows.loadWorkflowSnapshot = async (args) => {
+      if (args.runId === runId && ++reads === 2) throw new Error('disk went away')
+      return original(args)
+    }
+    try {
+      await expect(
+        resumePusharyApproval({
+          mastra,
+          workflowId: 'guard-single',
+          runId,
+          step: 'ask',
+          resumeData: answer('yes'),
+        }),
+      ).rejects.toThrow('disk went away')
+    } finally {
+      workflows.loadWorkflowSnapshot = original
+    }
+    expect((await loadRunSnapshot(mastra, 'guard-single', runId))?.status).toBe('suspended')
   })
 })
