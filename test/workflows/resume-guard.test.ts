@@ -309,6 +309,7 @@ describe('resumePusharyApproval refuses before anything runs', () => {
     expect(await refusal({ ...base, label: 'item-b' })).toMatchObject({
       code: 'unknown_label',
       field: 'label',
+      message: expect.stringContaining('no live suspension carries label "item-b"'),
     })
   })
 
