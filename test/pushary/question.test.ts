@@ -250,6 +250,8 @@ describe('what the question and answer errors tell the caller', () => {
       parsePusharyQuestion({ question: 'Ok?', options: ['a', 'b'] }),
     ) as PusharyValidationError
     expect(error.issues.map((issue) => issue.code)).toEqual(['custom'])
+    const select = thrown(() => parsePusharyQuestion({ question: 'Pick', type: 'select', options: ['a'] }))
+    expect((select as PusharyValidationError).issues.map((issue) => issue.code)).toEqual(['custom'])
     for (const status of ['pending', 'answered', 'expired', 'cancelled']) {
       expect(decisionStatusSchema.parse(status)).toBe(status)
     }
