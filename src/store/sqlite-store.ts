@@ -187,6 +187,18 @@ function writeTransaction(tx: Transaction): ReviewWriteTransaction {
  * await store.close()
  */
 export function createSqliteReviewStore(options: SqliteReviewStoreOptions): PusharyReviewStore {
+  return createReviewStore(createSqliteReviewDriver(options), options.now ?? (() => new Date()))
+}
+
+/**
+ * The SQLite half of the store (see {@link createSqliteReviewStore}), on its
+ * own so tests can run the store rules over a real file with one guard taken
+ * away. Internal: not exported from the package.
+ *
+ * @example
+ * const store = createReviewStore(createSqliteReviewDriver({ url }), () => new Date())
+ */
+export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): ReviewStoreDriver {
   const url = options?.url
   if (typeof url !== 'string' || url.trim() === '') {
     throw new PusharyStoreError({
@@ -384,5 +396,5 @@ export function createSqliteReviewStore(options: SqliteReviewStoreOptions): Push
       client.close()
     },
   }
-  return createReviewStore(driver, options.now ?? (() => new Date()))
+  return driver
 }

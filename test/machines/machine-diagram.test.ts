@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -13,13 +12,6 @@ function committedDiagram(file = 'docs/review-lifecycle.md'): string {
   const match = /```mermaid\n([\s\S]*?)```/.exec(doc)
   if (!match?.[1]) throw new Error(`${file} has no \`\`\`mermaid block`)
   return match[1]
-}
-
-function runCli(args: readonly string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    cwd: root,
-    encoding: 'utf8',
-  })
 }
 
 describe('review lifecycle diagram', () => {
@@ -62,18 +54,5 @@ describe('review lifecycle diagram', () => {
     } as never)
     expect(machineToMermaid(extended)).not.toBe(reviewLifecycleMermaid())
     expect(machineToMermaid(extended)).toContain('uncertain --> pending : RETRY')
-  })
-
-  it('prints the diagram from `pushary-mastra machine --format mermaid`', () => {
-    const result = runCli(['machine', '--format', 'mermaid'])
-    expect(result.status).toBe(0)
-    expect(result.stdout).toBe(reviewLifecycleMermaid())
-  })
-
-  it('exits with code 2 and names the format when the format is unknown', () => {
-    const result = runCli(['machine', '--format', 'graphviz'])
-    expect(result.status).toBe(2)
-    expect(result.stderr).toContain('unknown --format "graphviz"')
-    expect(result.stdout).toBe('')
   })
 })

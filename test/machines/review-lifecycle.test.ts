@@ -2,6 +2,8 @@ import { getSimplePaths } from '@xstate/graph'
 import { describe, expect, it } from 'vitest'
 import { createActor } from 'xstate'
 import {
+  isReviewEventType,
+  isReviewState,
   isTerminalReviewState,
   nextReviewState,
   REVIEW_EVENTS,
@@ -98,5 +100,29 @@ describe('reviewLifecycleMachine', () => {
       'stale OPERATOR_REOPENED',
       'uncertain OPERATOR_REOPENED',
     ])
+  })
+})
+
+describe('lifecycle guards and documentation', () => {
+  it('recognises exactly the review states and events, and nothing else', () => {
+    for (const state of REVIEW_STATES) expect(isReviewState(state)).toBe(true)
+    for (const event of REVIEW_EVENTS) expect(isReviewEventType(event)).toBe(true)
+    for (const value of ['', 'PENDING', 'claim', 'deleted', 5, null, undefined, { type: 'CLAIM' }]) {
+      expect(isReviewState(value)).toBe(false)
+      expect(isReviewEventType(value)).toBe(false)
+    }
+    expect(isReviewState('CLAIM')).toBe(false)
+    expect(isReviewEventType('pending')).toBe(false)
+  })
+
+  it('names the machine and describes every state and every transition, for the diagram and inspectors', () => {
+    expect(reviewLifecycleMachine.id).toBe('reviewLifecycle')
+    for (const node of Object.values(reviewLifecycleMachine.root.states)) {
+      expect(node.description, node.key).toMatch(/\w/)
+      for (const [event, definitions] of node.transitions) {
+        for (const definition of definitions)
+          expect(definition.description, `${node.key} ${event}`).toMatch(/\w/)
+      }
+    }
   })
 })

@@ -3,6 +3,7 @@ import { createDecisionInputSchema } from '../../src/pushary/decision-schemas.js
 import { isPusharyValidationError, PusharyValidationError } from '../../src/pushary/errors.js'
 import {
   answerPusharyQuestion,
+  decisionStatusSchema,
   describeAnswer,
   isAffirmative,
   isApproved,
@@ -219,5 +220,83 @@ describe('createDecisionInputSchema', () => {
     expect(error.field).toBe('question')
     expect(error.issues[0]).toMatchObject({ path: ['question'] })
     expect(error.message).toContain('question')
+  })
+})
+
+describe('what the question and answer errors tell the caller', () => {
+  it('names each options rule in the message and the operation that refused it', () => {
+    const messageOf = (input: unknown, operation?: string) => {
+      const error = thrown(() => parsePusharyQuestion(input, operation)) as PusharyValidationError
+      return {
+        operation: error.operation,
+        message: error.message,
+        issues: error.issues.map((i) => i.message),
+      }
+    }
+    expect(messageOf({ question: 'Pick', type: 'select', options: ['a'] })).toMatchObject({
+      operation: 'parsePusharyQuestion',
+      issues: [expect.stringContaining('select questions require at least two distinct, nonempty options')],
+    })
+    expect(messageOf({ question: 'Ok?', options: ['a', 'b'] }, 'approvalStep').issues).toEqual([
+      'only select questions accept options',
+    ])
+    expect(messageOf({ question: 'Pick', type: 'select', options: ['a', 'b\nc'] }).issues).toEqual([
+      expect.stringContaining('an option must not contain control characters'),
+    ])
+  })
+
+  it('keeps the rule violations as custom zod issues, and knows every decision status', () => {
+    const error = thrown(() =>
+      parsePusharyQuestion({ question: 'Ok?', options: ['a', 'b'] }),
+    ) as PusharyValidationError
+    expect(error.issues.map((issue) => issue.code)).toEqual(['custom'])
+    const select = thrown(() => parsePusharyQuestion({ question: 'Pick', type: 'select', options: ['a'] }))
+    expect((select as PusharyValidationError).issues.map((issue) => issue.code)).toEqual(['custom'])
+    for (const status of ['pending', 'answered', 'expired', 'cancelled']) {
+      expect(decisionStatusSchema.parse(status)).toBe(status)
+    }
+  })
+
+  it('refuses a select without options as a select, not as a confirm carrying options', () => {
+    const error = thrown(() => parsePusharyQuestion({ question: 'Pick', type: 'select' }))
+    expect(error).toMatchObject({ code: 'invalid_options', field: 'options' })
+    expect((error as PusharyValidationError).issues.map((issue) => issue.message)).toEqual([
+      expect.stringContaining('select questions require'),
+    ])
+  })
+
+  it('reports invalid_question, not invalid_options, when the question text is wrong as well', () => {
+    expect(
+      thrown(() => parsePusharyQuestion({ question: ' ', type: 'select', options: ['a'] })),
+    ).toMatchObject({ code: 'invalid_question' })
+  })
+
+  it('refuses an answered input without a value, and any answer to a select without options', () => {
+    const input: PusharyQuestion = { question: 'Ticket number?', type: 'input' }
+    expect(thrown(() => answerPusharyQuestion(input, 'answered', null))).toMatchObject({
+      code: 'invalid_answer',
+      operation: 'answerPusharyQuestion',
+      message: expect.stringContaining('an answered decision has no value'),
+    })
+    const bare = { question: 'Pick', type: 'select' } as PusharyQuestion
+    expect(thrown(() => answerPusharyQuestion(bare, 'answered', 'Stryker was here'))).toMatchObject({
+      code: 'invalid_answer',
+      message: expect.stringContaining('the answer is not a configured option'),
+    })
+    expect(thrown(() => answerPusharyQuestion(confirm, 'answered', 'ok'))).toMatchObject({
+      message: expect.stringContaining('a confirm answer must be exactly "yes" or "no"'),
+    })
+  })
+
+  it('fails closed on a question type it does not know', () => {
+    const unknown = { question: 'Vote?', type: 'vote' } as unknown as PusharyQuestion
+    expect(thrown(() => answerPusharyQuestion(unknown, 'answered', 'yes'))).toMatchObject({
+      code: 'invalid_answer',
+      message: expect.stringContaining('unknown question type vote'),
+    })
+  })
+
+  it('tells an agent an answered input without a value as an empty answer', () => {
+    expect(describeAnswer('input', { status: 'answered', value: null })).toBe('The human answered: ')
   })
 })

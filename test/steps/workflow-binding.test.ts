@@ -111,6 +111,40 @@ describe('binding context and idempotency key', () => {
   })
 })
 
+describe('stability and limits of the binding', () => {
+  // Decisions asked before an upgrade are answered after it: the key and the
+  // context of the same binding must not change between releases.
+  it('derives the same idempotency key and context as released versions did', () => {
+    expect(workflowApprovalKey(binding)).toBe('669199aec41299f1269d985d8da8d2c96c17b039')
+    expect(workflowBindingContext(binding)).toBe(
+      '{"externalId":"customer_1","operationId":"refund:o1","pushary":"workflow-step",' +
+        '"questionHash":"d847fb2c5cb118f207d5ddb7a017e4b8ceb42244ca93821cfc80367cdc29e919",' +
+        '"runId":"run_1","stepId":"approve","version":1,"workflowId":"refunds"}',
+    )
+  })
+
+  it('accepts a context of exactly 2,000 characters and refuses one more, naming the operation', () => {
+    const room = 2_000 - workflowBindingContext({ ...binding, operationId: '' }).length
+    const exact = { ...binding, operationId: 'x'.repeat(room) }
+    expect(workflowBindingContext(exact)).toHaveLength(2_000)
+    expect(
+      thrown(() => workflowBindingContext({ ...exact, operationId: `${exact.operationId}x` })),
+    ).toMatchObject({
+      code: 'invalid_decision_input',
+      operation: 'pusharyApprovalStep',
+      field: 'context',
+      message: expect.stringContaining('exceeds the decision context limit of 2000 characters'),
+    })
+  })
+
+  it('compares the question text as the service returns it, ignoring surrounding whitespace only', () => {
+    expect(checkWorkflowDecision(saved, decisionFor({ question: '  Pick a refund method \n' }))).toBeNull()
+    expect(checkWorkflowDecision(saved, decisionFor({ question: 'Pick a  refund method' }))).toMatch(
+      /question/,
+    )
+  })
+})
+
 describe('the dispatcher against a decision that differs from the saved binding', () => {
   let env: TestEnv
   let app: TestApp
