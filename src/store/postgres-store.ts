@@ -13,10 +13,10 @@ import {
   createReviewStore,
   type ReviewStoreDriver,
   type ReviewWriteTransaction,
-  type StoredReviewRow,
   type StoredTransitionRow,
 } from './store-core.js'
 import { PusharyStoreError } from './store-error.js'
+import { nullableText, storedReviewRow } from './store-rows.js'
 
 interface PostgresCommonOptions {
   /** Schema holding the tables (created if missing). Default `public`. */
@@ -119,20 +119,6 @@ function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined
 }
 
-function reviewRow(row: Record<string, unknown>): StoredReviewRow {
-  return {
-    decisionId: String(row.decision_id),
-    runId: String(row.run_id),
-    binding: String(row.binding),
-    state: String(row.state),
-    stateChangedAt: String(row.state_changed_at),
-  }
-}
-
-function nullable(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value)
-}
-
 function invalidOptions(field: string, message: string, cause?: unknown): PusharyStoreError {
   return new PusharyStoreError({
     code: 'invalid_options',
@@ -151,7 +137,7 @@ function writeTransaction(client: PusharyPgPoolClient, s: string): ReviewWriteTr
         [decisionId],
       )
       const row = result.rows[0] as Record<string, unknown> | undefined
-      return row === undefined ? null : reviewRow(row)
+      return row === undefined ? null : storedReviewRow(row)
     },
     async insertPending(row) {
       const result = await client.query(
@@ -295,7 +281,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
         `SELECT decision_id, run_id, binding, state, state_changed_at FROM ${s}.pushary_reviews WHERE decision_id = $1`,
         [decisionId],
       )
-      return rows[0] === undefined ? null : reviewRow(rows[0])
+      return rows[0] === undefined ? null : storedReviewRow(rows[0])
     },
     async selectByState(state, limit, after) {
       // Keyset paging: a cursor that left the state has lost its place, so
@@ -309,7 +295,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
          ORDER BY state_changed_at, seq LIMIT $2`,
         [state, limit, after ?? ''],
       )
-      return rows.map(reviewRow)
+      return rows.map(storedReviewRow)
     },
     async selectHistory(decisionId) {
       const rows = await query(
@@ -320,10 +306,10 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
       return rows.map(
         (row): StoredTransitionRow => ({
           decisionId: String(row.decision_id),
-          from: nullable(row.from_state),
+          from: nullableText(row.from_state),
           to: String(row.to_state),
-          event: nullable(row.event),
-          reason: nullable(row.reason),
+          event: nullableText(row.event),
+          reason: nullableText(row.reason),
           at: String(row.at),
         }),
       )

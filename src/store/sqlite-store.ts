@@ -14,10 +14,10 @@ import {
   createReviewStore,
   type ReviewStoreDriver,
   type ReviewWriteTransaction,
-  type StoredReviewRow,
   type StoredTransitionRow,
 } from './store-core.js'
 import { PusharyStoreError } from './store-error.js'
+import { nullableText, storedReviewRow } from './store-rows.js'
 
 /**
  * Options of {@link createSqliteReviewStore}.
@@ -100,24 +100,6 @@ function isActiveRunViolation(error: unknown): boolean {
   )
 }
 
-function text(value: unknown): string {
-  return String(value)
-}
-
-function nullableText(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value)
-}
-
-function reviewRow(row: Record<string, unknown>): StoredReviewRow {
-  return {
-    decisionId: text(row.decision_id),
-    runId: text(row.run_id),
-    binding: text(row.binding),
-    state: text(row.state),
-    stateChangedAt: text(row.state_changed_at),
-  }
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
@@ -136,7 +118,7 @@ function writeTransaction(tx: Transaction): ReviewWriteTransaction {
         [decisionId],
       )
       const row = result.rows[0]
-      return row === undefined ? null : reviewRow(row)
+      return row === undefined ? null : storedReviewRow(row)
     },
     async insertPending(row) {
       const result = await run(
@@ -333,7 +315,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
           args: [decisionId],
         })
         const row = result.rows[0]
-        return row === undefined ? null : reviewRow(row)
+        return row === undefined ? null : storedReviewRow(row)
       }),
     selectByState: (state: ReviewState, limit: number, after: string | null) =>
       read(async (db) => {
@@ -348,7 +330,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
                 ORDER BY state_changed_at, rowid LIMIT ?`,
           args: [after ?? '', state, state, limit],
         })
-        return result.rows.map(reviewRow)
+        return result.rows.map(storedReviewRow)
       }),
     selectHistory: (decisionId) =>
       read(async (db) => {
@@ -359,12 +341,12 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
         })
         return result.rows.map(
           (row): StoredTransitionRow => ({
-            decisionId: text(row.decision_id),
+            decisionId: String(row.decision_id),
             from: nullableText(row.from_state),
-            to: text(row.to_state),
+            to: String(row.to_state),
             event: nullableText(row.event),
             reason: nullableText(row.reason),
-            at: text(row.at),
+            at: String(row.at),
           }),
         )
       }),
@@ -384,9 +366,9 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
           args: [decisionId],
         })
         return result.rows.map((row) => ({
-          decisionId: text(row.decision_id),
-          receivedAt: text(row.received_at),
-          body: text(row.body),
+          decisionId: String(row.decision_id),
+          receivedAt: String(row.received_at),
+          body: String(row.body),
         }))
       }),
     async close() {

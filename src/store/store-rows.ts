@@ -55,3 +55,25 @@ export function laterThan(previous: string, now: string): string {
   if (now > previous) return now
   return new Date(Date.parse(previous) + 1).toISOString()
 }
+
+/**
+ * A review row as a database driver returns it (snake_case columns), as the
+ * store core reads it. Shared by the SQLite and PostgreSQL drivers.
+ *
+ * @example
+ * const row = storedReviewRow(result.rows[0])
+ */
+export function storedReviewRow(row: Record<string, unknown>): StoredReviewRow {
+  return {
+    decisionId: String(row.decision_id),
+    runId: String(row.run_id),
+    binding: String(row.binding),
+    state: String(row.state),
+    stateChangedAt: String(row.state_changed_at),
+  }
+}
+
+/** A nullable text column: `null` stays `null`, anything else becomes its string. */
+export function nullableText(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value)
+}
