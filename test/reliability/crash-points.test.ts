@@ -68,6 +68,53 @@ interface CrashPath {
 
 const question = (op: string) => ({ operationId: op, question: `Refund ${op}?` })
 
+/**
+ * The resume-phase points one approval shares on the workflow and agent paths:
+ * after the claim, inside the approval step (Mastra resume #1, killed once
+ * Mastra marked the run running), inside the protected step or tool before and
+ * after its side effect, before the finish and during the finish write.
+ */
+function resumePoints(names: { approval: string; action: 'step' | 'tool'; ran: string }): CrashPoint[] {
+  return [
+    {
+      stage: 'after the claim',
+      phase: 'resume',
+      env: () => ({ PUSHARY_TEST_CRASH_AFTER_CLAIM: '1' }),
+      settledBy: 'recovery',
+    },
+    {
+      stage: `inside ${names.approval}`,
+      phase: 'resume',
+      env: () => ({ PUSHARY_TEST_CRASH_IN_RESUME: '1' }),
+      settledBy: 'recovery',
+    },
+    {
+      stage: `inside the protected ${names.action}, before its side effect`,
+      phase: 'resume',
+      env: ([op]) => ({ PUSHARY_TEST_CRASH_IN_REFUND: op as string }),
+      settledBy: 'operator',
+    },
+    {
+      stage: `inside the protected ${names.action}, after its side effect`,
+      phase: 'resume',
+      env: ([op]) => ({ PUSHARY_TEST_CRASH_AFTER_REFUND: op as string }),
+      settledBy: 'operator',
+    },
+    {
+      stage: `after ${names.ran}, before the review is finished`,
+      phase: 'resume',
+      env: () => ({ PUSHARY_TEST_CRASH_BEFORE_FINISH: '1' }),
+      settledBy: 'recovery',
+    },
+    {
+      stage: 'during the finish write',
+      phase: 'resume',
+      env: () => ({ PUSHARY_TEST_CRASH_DURING_FINISH: '1' }),
+      settledBy: 'recovery',
+    },
+  ]
+}
+
 const PATHS: readonly CrashPath[] = [
   {
     name: 'workflow',
@@ -90,42 +137,7 @@ const PATHS: readonly CrashPath[] = [
         env: () => ({ PUSHARY_TEST_CRASH_AFTER_SAVE: '1' }),
         settledBy: 'recovery',
       },
-      {
-        stage: 'after the claim',
-        phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_AFTER_CLAIM: '1' }),
-        settledBy: 'recovery',
-      },
-      {
-        stage: "inside the approval step's resume pass",
-        phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_IN_RESUME: '1' }),
-        settledBy: 'recovery',
-      },
-      {
-        stage: 'inside the protected step, before its side effect',
-        phase: 'resume',
-        env: ([op]) => ({ PUSHARY_TEST_CRASH_IN_REFUND: op as string }),
-        settledBy: 'operator',
-      },
-      {
-        stage: 'inside the protected step, after its side effect',
-        phase: 'resume',
-        env: ([op]) => ({ PUSHARY_TEST_CRASH_AFTER_REFUND: op as string }),
-        settledBy: 'operator',
-      },
-      {
-        stage: 'after it ran, before the review is finished',
-        phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_BEFORE_FINISH: '1' }),
-        settledBy: 'recovery',
-      },
-      {
-        stage: 'during the finish write',
-        phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_DURING_FINISH: '1' }),
-        settledBy: 'recovery',
-      },
+      ...resumePoints({ approval: "the approval step's resume pass", action: 'step', ran: 'it ran' }),
     ],
   },
   {
@@ -230,43 +242,11 @@ const PATHS: readonly CrashPath[] = [
         env: () => ({ PUSHARY_TEST_CRASH_AFTER_SAVE: '1' }),
         settledBy: 'recovery',
       },
-      {
-        stage: 'after the claim',
-        phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_AFTER_CLAIM: '1' }),
-        settledBy: 'recovery',
-      },
-      {
-        // Mastra resume #1 is the review run's: killed once Mastra marked it running.
-        stage: "inside the review run's approval step, before the native resume",
-        phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_IN_RESUME: '1' }),
-        settledBy: 'recovery',
-      },
-      {
-        stage: 'inside the protected tool, before its side effect',
-        phase: 'resume',
-        env: ([op]) => ({ PUSHARY_TEST_CRASH_IN_REFUND: op as string }),
-        settledBy: 'operator',
-      },
-      {
-        stage: 'inside the protected tool, after its side effect',
-        phase: 'resume',
-        env: ([op]) => ({ PUSHARY_TEST_CRASH_AFTER_REFUND: op as string }),
-        settledBy: 'operator',
-      },
-      {
-        stage: 'after the tool ran, before the review is finished',
-        phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_BEFORE_FINISH: '1' }),
-        settledBy: 'recovery',
-      },
-      {
-        stage: 'during the finish write',
-        phase: 'resume',
-        env: () => ({ PUSHARY_TEST_CRASH_DURING_FINISH: '1' }),
-        settledBy: 'recovery',
-      },
+      ...resumePoints({
+        approval: "the review run's approval step, before the native resume",
+        action: 'tool',
+        ran: 'the tool ran',
+      }),
     ],
   },
 ]
