@@ -198,7 +198,7 @@ async function recoverParentTakenOver(
 ): Promise<PusharyDispatchResult> {
   const decisionId = review.decisionId
   const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
-  const step = (snapshot?.context[review.stepId] as { status?: string } | undefined)?.status
+  const step = batchStepStatus(snapshot, review)
   if (snapshot?.status === 'success') {
     await context.store.finish(decisionId, 'completed', 'recovered: the parent run had finished')
     return { status: 'duplicate', decisionId, reason: 'recovered: the parent run had finished' }
@@ -237,9 +237,17 @@ async function recoverParentTakenOver(
   return finishRestartedParent(context, review, after)
 }
 
+/** The status of the parent's batch step in a run snapshot (`undefined` when it never started). */
+function batchStepStatus(
+  snapshot: RunSnapshotView | null,
+  review: PusharyBatchParentReview,
+): string | undefined {
+  return (snapshot?.context[review.stepId] as { status?: string } | undefined)?.status
+}
+
 async function parentRunning(context: DispatchContext, review: PusharyBatchParentReview): Promise<boolean> {
   const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
-  const step = (snapshot?.context[review.stepId] as { status?: string } | undefined)?.status
+  const step = batchStepStatus(snapshot, review)
   return snapshot?.status === 'running' && step !== 'success'
 }
 
@@ -251,7 +259,7 @@ async function finishRestartedParent(
 ): Promise<PusharyDispatchResult> {
   const decisionId = review.decisionId
   const where = { workflowId: review.workflowId, runId: review.runId }
-  const step = (after?.context[review.stepId] as { status?: string } | undefined)?.status
+  const step = batchStepStatus(after, review)
   if (after?.status === 'success') {
     await context.store.finish(
       decisionId,
