@@ -5,13 +5,8 @@
 
 // Decision API client (src/pushary)
 export { createPusharyClient } from './pushary/client.js'
-export type {
-  AskDecisionInput,
-  ListDecisionsQuery,
-  PusharyCallOptions,
-  PusharyClient,
-  PusharyClientOptions,
-} from './pushary/client.js'
+export type { AskDecisionInput, PusharyCallOptions } from './pushary/ask.js'
+export type { ListDecisionsQuery, PusharyClient, PusharyClientOptions } from './pushary/client.js'
 export { PUSHARY_DEFAULT_BASE_URL } from './pushary/client-config.js'
 export type { PusharyConfig } from './pushary/config.js'
 export type { PusharyFetch } from './pushary/http.js'
@@ -38,6 +33,7 @@ export {
 export { isStorableText } from './pushary/text-rules.js'
 export {
   answerPusharyQuestion,
+  PUSHARY_AFFIRMATIVE_ANSWERS,
   decisionStatusSchema,
   terminalDecisionStatusSchema,
   decisionTypeSchema,
@@ -55,22 +51,27 @@ export type {
 } from './pushary/question.js'
 export { decisionParametersSchema, decisionPresentationSchema } from './pushary/decision-schemas.js'
 export type {
+  AuthorizeInput,
+  CreateDecisionInput,
+  DecisionParameters,
+  DecisionPresentation,
+} from './pushary/decision-schemas.js'
+export type {
   AnswerResult,
   AskResult,
   AuthorizationEvaluation,
-  AuthorizeInput,
   CancelResult,
-  CreateDecisionInput,
   Decision,
   DecisionCallback,
   DecisionList,
-  DecisionParameters,
-  DecisionPresentation,
   DecisionReach,
   DecisionResult,
   EnrollResult,
+  ListedDecision,
+  ReadDecisionStatus,
+  ReadDecisionType,
   WebhookSecret,
-} from './pushary/decision-schemas.js'
+} from './pushary/wire-responses.js'
 export {
   parseDecisionCallback,
   resolvePusharyCallback,

@@ -1,6 +1,6 @@
 import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
-import type { EnrollResult } from '../pushary/decision-schemas.js'
 import { parseExternalId } from '../pushary/identity.js'
+import type { EnrollResult } from '../pushary/wire-responses.js'
 
 /**
  * Creates a single-use enrollment link for one customer. Show `universalLink`

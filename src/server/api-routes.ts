@@ -6,16 +6,18 @@
  */
 import { type Context, Hono } from 'hono'
 import { z } from 'zod/v4'
-import { type AuthorizeInput, authorizeInputSchema, type EnrollResult } from '../pushary/decision-schemas.js'
+import { type AuthorizeInput, authorizeInputSchema } from '../pushary/decision-schemas.js'
 import { externalIdSchema } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
 import { decisionStatusSchema } from '../pushary/question.js'
 import { storableString } from '../pushary/text-rules.js'
+import type { EnrollResult } from '../pushary/wire-responses.js'
 import { requireApiKey } from './api-auth.js'
 import { apiError, DECISION_NOT_FOUND } from './api-errors.js'
-import type { CallbackDelivery, CallbackOutbox } from './callbacks-outbox.js'
+import type { CallbackOutbox } from './callbacks-outbox.js'
 import type { SlotLimiter } from './connection-limits.js'
 import type { DecisionEvents } from './decision-events.js'
+import { decisionJson } from './decision-json.js'
 import type { DecisionService } from './decision-service.js'
 import type { DecisionRecord } from './decisions-repo.js'
 import { localCreateDecisionSchema } from './local-input-rules.js'
@@ -82,34 +84,6 @@ async function readJsonObject(c: Context): Promise<JsonBody> {
     return { ok: false, response: invalid(c, '', 'the body must be a JSON object') }
   }
   return { ok: true, value: value as Record<string, unknown> }
-}
-
-// The hosted GET fields first; after them this service's local extras.
-function decisionJson(d: DecisionRecord, deliveries?: CallbackDelivery[]): Record<string, unknown> {
-  return {
-    decisionId: d.decisionId,
-    status: d.status,
-    answered: d.status === 'answered',
-    value: d.value,
-    type: d.type,
-    question: d.question,
-    options: d.options,
-    externalId: d.externalId,
-    context: d.context,
-    createdAt: d.createdAt,
-    answeredAt: d.answeredAt,
-    expiresAt: d.expiresAt,
-    toolName: d.toolName,
-    toolTarget: d.toolTarget,
-    agentName: d.agentName,
-    placeholder: d.placeholder,
-    presentation: d.presentation,
-    parameters: d.parameters,
-    autoResolved: d.answerSource === 'sandbox',
-    decisionOrigin: 'local',
-    answerSource: d.answerSource,
-    ...(deliveries ? { deliveries: deliveries as unknown as Record<string, unknown>[] } : {}),
-  }
 }
 
 const waitSchema = z.coerce

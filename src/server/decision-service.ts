@@ -6,9 +6,10 @@
 import { randomBytes } from 'node:crypto'
 import type { Client } from '@libsql/client'
 import type { z } from 'zod/v4'
-import type { createDecisionInputSchema, DecisionReach } from '../pushary/decision-schemas.js'
+import type { createDecisionInputSchema } from '../pushary/decision-schemas.js'
 import { answerPusharyQuestion } from '../pushary/question.js'
 import { isStorableText, STORABLE_TEXT_MESSAGE } from '../pushary/text-rules.js'
+import type { DecisionReach } from '../pushary/wire-responses.js'
 import type { CallbackOutbox } from './callbacks-outbox.js'
 import type { DecisionEvents } from './decision-events.js'
 import {

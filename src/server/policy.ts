@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { z } from 'zod/v4'
-import type { AuthorizationEvaluation, AuthorizeInput } from '../pushary/decision-schemas.js'
+import type { AuthorizeInput } from '../pushary/decision-schemas.js'
+import type { AuthorizationEvaluation } from '../pushary/wire-responses.js'
 import { PusharyDevServerError } from './dev-server-error.js'
 
 const scalar = z.union([z.string(), z.number(), z.boolean()])

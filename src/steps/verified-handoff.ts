@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { PusharyClient } from '../pushary/client.js'
-import type { Decision } from '../pushary/decision-schemas.js'
+import type { Decision } from '../pushary/wire-responses.js'
 
 /** Where one verified decision may be used: the suspended step that asked it. */
 export interface HandoffTarget {

@@ -1,8 +1,8 @@
-import type { Decision } from '../pushary/decision-schemas.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { canonicalJson, deterministicKey, fingerprintPusharyAction } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
 import type { PusharyQuestion } from '../pushary/question.js'
+import type { Decision } from '../pushary/wire-responses.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
 
 /**

@@ -5,10 +5,11 @@
  * workflow that asks, the operation ID it asks under, and the decision
  * context the service echoes back.
  */
-import type { Decision } from '../pushary/decision-schemas.js'
+
 import { PusharyValidationError } from '../pushary/errors.js'
 import { canonicalJson, deterministicKey, fingerprintPusharyAction } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
+import type { Decision } from '../pushary/wire-responses.js'
 import { checkWorkflowDecision, type PusharyWorkflowBinding } from '../steps/workflow-binding.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 

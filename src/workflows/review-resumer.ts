@@ -5,8 +5,8 @@
  */
 import type { Mastra } from '@mastra/core/mastra'
 import type { PusharyClient } from '../pushary/client.js'
-import type { Decision } from '../pushary/decision-schemas.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
+import type { Decision } from '../pushary/wire-responses.js'
 import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import { checkWorkflowDecision } from '../steps/workflow-binding.js'

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
 import {
@@ -66,6 +67,14 @@ describe('fingerprintPusharyAction', () => {
 })
 
 describe('deterministicKey', () => {
+  it('equals the official SDK key: SHA-256 of the parts joined by NUL, first 40 hex', () => {
+    expect(deterministicKey(['run_1', 'step_1', 'customer_1'])).toBe(
+      createHash('sha256').update('run_1\u0000step_1\u0000customer_1').digest('hex').slice(0, 40),
+    )
+    // printf 'a\0b' | sha256sum | cut -c1-40
+    expect(deterministicKey(['a', 'b'])).toBe('59b271ae1bbcb1d31d41929817f4b16fb439eb4f')
+  })
+
   it('is 40 hex characters, stable, and separates parts unambiguously', () => {
     const key = deterministicKey(['run_1', 'step_1'])
     expect(key).toMatch(/^[0-9a-f]{40}$/)

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { verifyWebhookSignature } from '../../src/pushary/callbacks.js'
 import { isPusharyApiError } from '../../src/pushary/errors.js'
 import { rejection } from '../helpers/errors.js'
 import { serviceFixture } from './service-harness.js'

@@ -114,7 +114,7 @@ describe('pusharyGate in a run', () => {
     ['a forged approved flag on a no', { status: 'answered', value: 'no', approved: true }, 'not_approved'],
     [
       'a forged approved flag on another value',
-      { status: 'answered', value: 'ok', approved: true },
+      { status: 'answered', value: 'maybe', approved: true },
       'not_approved',
     ],
     ['a forged approved flag on an expiry', { status: 'expired', value: null, approved: true }, 'expired'],
@@ -148,7 +148,7 @@ describe('pusharyGateItems in a run', () => {
       approved,
       { status: 'expired', value: null, approved: false },
       { status: 'answered', value: 'yes', approved: false },
-      { status: 'answered', value: 'ok', approved: true },
+      { status: 'answered', value: 'maybe', approved: true },
       { status: 'cancelled', value: null, approved: true },
       approved,
     ]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createPusharyClient } from '../../src/pushary/client.js'
-import type { Decision } from '../../src/pushary/decision-schemas.js'
+import type { Decision } from '../../src/pushary/wire-responses.js'
 import { handOverVerifiedDecision, takeVerifiedDecision } from '../../src/steps/verified-handoff.js'
 
 const client = () =>

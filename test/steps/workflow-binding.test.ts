@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { createClient } from '@libsql/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Decision, decisionSchema } from '../../src/pushary/decision-schemas.js'
 import { deterministicKey } from '../../src/pushary/identity.js'
+import { type Decision, decisionSchema } from '../../src/pushary/wire-responses.js'
 import {
   checkWorkflowDecision,
   type PusharyWorkflowBinding,
@@ -94,9 +94,12 @@ describe('binding context and idempotency key', () => {
     expect(workflowApprovalKey(other)).not.toBe(workflowApprovalKey(binding))
   })
 
-  it('encodes key parts unambiguously', () => {
+  it('encodes key parts unambiguously, refusing a part that contains the NUL separator', () => {
     expect(deterministicKey(['a b', 'c'])).not.toBe(deterministicKey(['a', 'b c']))
-    expect(deterministicKey(['a\u0000b'])).not.toBe(deterministicKey(['a', 'b']))
+    expect(thrown(() => deterministicKey(['a\u0000b']))).toMatchObject({
+      code: 'invalid_identifier',
+      field: 'parts.0',
+    })
     expect(deterministicKey(['ab', ''])).not.toBe(deterministicKey(['a', 'b']))
   })
 
@@ -114,8 +117,9 @@ describe('binding context and idempotency key', () => {
 describe('stability and limits of the binding', () => {
   // Decisions asked before an upgrade are answered after it: the key and the
   // context of the same binding must not change between releases.
-  it('derives the same idempotency key and context as released versions did', () => {
-    expect(workflowApprovalKey(binding)).toBe('669199aec41299f1269d985d8da8d2c96c17b039')
+  it('derives the same idempotency key (the official SDK NUL-joined key since the hosted-wire release) and context', () => {
+    // Was 669199ae… (JSON-array key) before the key followed the official SDK.
+    expect(workflowApprovalKey(binding)).toBe('0f727dd1dd0a999a1f212340433b7595dedb1b9b')
     expect(workflowBindingContext(binding)).toBe(
       '{"externalId":"customer_1","operationId":"refund:o1","pushary":"workflow-step",' +
         '"questionHash":"d847fb2c5cb118f207d5ddb7a017e4b8ceb42244ca93821cfc80367cdc29e919",' +

@@ -88,9 +88,13 @@ describe('signed callbacks from the decision service', () => {
     expect(await countEffects(env.dir, 'refund')).toBe(before + 1)
   })
 
-  it('declines an expired approval instead of running the refund', async () => {
+  it('declines an expired approval, learnt by reconcile (no callback for expiry), instead of running the refund', async () => {
     const before = await countEffects(env.dir, 'refund')
     const { runId, decisionId } = await start(app, 'refund-expiring', 'cb-expire')
+    // The hosted API calls back answers only: an expiry is found by reconciling.
+    expect((await env.client.decisions.get(decisionId!, { wait: 10 })).status).toBe('expired')
+    const report = await app.dispatcher.reconcile({ limit: 1000 })
+    expect(report.results.find((result) => result.decisionId === decisionId)?.status).toBe('resumed')
     const state = await settled(app, 'refund-expiring', runId)
     expect(state.status).toBe('success')
     expect(state.result).toMatchObject({

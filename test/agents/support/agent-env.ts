@@ -3,7 +3,7 @@
  * the local service, answer it, and read tool results out of an agent output.
  */
 import type { PusharyClient } from '../../../src/pushary/client.js'
-import type { Decision } from '../../../src/pushary/decision-schemas.js'
+import type { Decision } from '../../../src/pushary/wire-responses.js'
 import { waitFor } from '../../helpers/mastra.js'
 
 /** The newest pending decision of a customer, waiting until one exists. */

@@ -6,7 +6,7 @@
 
 import { REVIEW_STATES } from '../../../src/machines/review-lifecycle.js'
 import type { PusharyClient } from '../../../src/pushary/client.js'
-import type { ListedDecision } from '../../../src/pushary/decision-schemas.js'
+import type { ListedDecision } from '../../../src/pushary/wire-responses.js'
 import type { PusharyReview } from '../../../src/store/review-schema.js'
 import type { PusharyReviewStore } from '../../../src/store/review-store.js'
 import { listEffects } from '../../helpers/mastra.js'
