@@ -24,13 +24,18 @@ import { z } from 'zod/v4'
 import { createPusharyDeferredAskTool } from '../../src/agents/deferred-ask-tool.js'
 import { openPusharyAgentReview } from '../../src/agents/open-review.js'
 import { resolvePusharyApprovals } from '../../src/agents/resolve-approvals.js'
+import { signWebhookBody } from '../../src/pushary/callbacks.js'
 import { createPusharyClient, type PusharyClient } from '../../src/pushary/client.js'
+import { isPusharyApiError } from '../../src/pushary/errors.js'
 import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
 import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
 import { isPusharyDeclined, pusharyApprovedAnswerSchema, pusharyGate } from '../../src/steps/gate-step.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
-import type { PusharyDispatchResult } from '../../src/workflows/dispatch-types.js'
+import {
+  type PusharyDispatchResult,
+  RETRYABLE_DISPATCH_STATUSES,
+} from '../../src/workflows/dispatch-types.js'
 import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import { scriptedModel } from '../agents/support/scripted-model.js'
 import { createRefundAgent } from '../workflows/fixtures/refund-agent.js'
@@ -183,9 +188,24 @@ beforeAll(async () => {
     .then(pusharyGate())
     .then(refund)
     .commit()
+  const shortLived = createWorkflow({
+    id: 'hosted-refund-short',
+    inputSchema: pusharyApprovalStepInputSchema,
+    outputSchema: z.unknown(),
+    options: { autoRestartActiveRuns: false },
+  })
+    .then(
+      pusharyApprovalStep(
+        { client, store },
+        { id: 'approve', externalId: EXTERNAL_ID, callbackUrl: bridge.url, expiresInSeconds: 1 },
+      ),
+    )
+    .then(pusharyGate())
+    .then(refund)
+    .commit()
   const refunder = createRefundAgent((orderId) => recordEffect('agent-refund', orderId))
   mastra = new Mastra({
-    workflows: { workflow },
+    workflows: { workflow, shortLived },
     agents: { refunder, asker: createAskerAgent() },
     storage: new LibSQLStore({ id: 'hosted-e2e', url: `file:${join(dir, 'mastra.db')}` }),
     logger: false,
@@ -214,8 +234,8 @@ async function personAnswers(decisionId: string, value: string, via: 'callback' 
 
 type RunView = { status: string; result?: unknown }
 
-async function runState(runId: string): Promise<RunView> {
-  const workflow = mastra.getWorkflow('workflow') as unknown as {
+async function runState(runId: string, key: 'workflow' | 'shortLived' = 'workflow'): Promise<RunView> {
+  const workflow = mastra.getWorkflow(key) as unknown as {
     getWorkflowRunById(id: string): Promise<RunView | null>
   }
   const state = await workflow.getWorkflowRunById(runId)
@@ -223,8 +243,8 @@ async function runState(runId: string): Promise<RunView> {
   return state
 }
 
-async function startWorkflow(operationId: string) {
-  const workflow = mastra.getWorkflow('workflow') as unknown as {
+async function startWorkflow(operationId: string, key: 'workflow' | 'shortLived' = 'workflow') {
+  const workflow = mastra.getWorkflow(key) as unknown as {
     createRun(): Promise<{ runId: string; start(p: { inputData: unknown }): Promise<{ status: string }> }>
   }
   const run = await workflow.createRun()
@@ -273,6 +293,54 @@ describe('workflow: approval step + gate against the hosted wire', () => {
     expect(isPusharyDeclined(state.result)).toBe(true)
     expect(state.result).toMatchObject({ outcome: 'declined', answer: { value, approved: false } })
     expect((await store.get(decisionId))?.state).toBe('completed')
+    expect(await effects('workflow-refund', operationId)).toBe(0)
+  })
+})
+
+describe('a decision the hosted service answers with 404', () => {
+  it('is a loud, retried error before its expiry, never a verdict: the run stays suspended', async () => {
+    const operationId = 'wf-404-live'
+    const { runId, decisionId } = await startWorkflow(operationId)
+    fake.forget(decisionId)
+    const outcome: PusharyDispatchResult | Error = await dispatcher
+      .resumeDecision(decisionId)
+      .catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))))
+    if (outcome instanceof Error) expect(isPusharyApiError(outcome) && outcome.status === 404).toBe(true)
+    else expect(RETRYABLE_DISPATCH_STATUSES as readonly string[]).toContain(outcome.status)
+    // The callback route tells the sender to retry instead of acknowledging a verdict.
+    const raw = JSON.stringify({
+      correlationId: decisionId,
+      answer: 'yes',
+      value: 'yes',
+      answeredAt: new Date().toISOString(),
+    })
+    const response = await dispatcher.handleCallback(
+      new Request(bridge.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-pushary-signature': signWebhookBody(raw, fake.webhookSecret),
+        },
+        body: raw,
+      }),
+    )
+    expect(response.status).toBeGreaterThanOrEqual(500)
+    await dispatcher.reconcile({ limit: 100 })
+    expect((await runState(runId)).status).toBe('suspended')
+    expect((await store.get(decisionId))?.state).toBe('pending')
+    expect(await effects('workflow-refund', operationId)).toBe(0)
+  })
+
+  it("settles as expired once the decision's expiry has passed, never running the refund", async () => {
+    const operationId = 'wf-404-expired'
+    const { runId, decisionId } = await startWorkflow(operationId, 'shortLived')
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    fake.forget(decisionId)
+    const outcome = await dispatcher.resumeDecision(decisionId)
+    expect(outcome.status).toBe('resumed')
+    const state = await runState(runId, 'shortLived')
+    expect(state.status).toBe('success')
+    expect(state.result).toMatchObject({ outcome: 'declined', reason: 'expired' })
     expect(await effects('workflow-refund', operationId)).toBe(0)
   })
 })
