@@ -21,6 +21,7 @@ import { createStep, createWorkflow } from '@mastra/core/workflows'
 import { LibSQLStore } from '@mastra/libsql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod/v4'
+import { createPusharyAskTool } from '../../src/agents/ask-tool.js'
 import { createPusharyDeferredAskTool } from '../../src/agents/deferred-ask-tool.js'
 import { openPusharyAgentReview } from '../../src/agents/open-review.js'
 import { resolvePusharyApprovals } from '../../src/agents/resolve-approvals.js'
@@ -29,9 +30,19 @@ import { createPusharyClient, type PusharyClient } from '../../src/pushary/clien
 import { isPusharyApiError } from '../../src/pushary/errors.js'
 import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
 import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
-import { isPusharyDeclined, pusharyApprovedAnswerSchema, pusharyGate } from '../../src/steps/gate-step.js'
+import {
+  isPusharyDeclined,
+  pusharyApprovedAnswerSchema,
+  pusharyApprovedItemSchema,
+  pusharyGate,
+  pusharyGateItems,
+} from '../../src/steps/gate-step.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import {
+  createPusharyApprovalWorkflow,
+  pusharyApprovalBatchStep,
+} from '../../src/workflows/approval-workflows.js'
 import {
   type PusharyDispatchResult,
   RETRYABLE_DISPATCH_STATUSES,
@@ -124,22 +135,28 @@ async function recordEffect(kind: string, key: string): Promise<void> {
   }
 }
 
-/** The agent that asks with the deferred question tool and refunds only on an approved answer. */
-function createAskerAgent(): Agent {
-  const askHuman = createPusharyDeferredAskTool({ client }, { externalId: EXTERNAL_ID })
+/**
+ * An agent that asks the customer (deferred question tool, or the blocking
+ * ask tool) and refunds only on an approved answer.
+ */
+function createAskerAgent(id: 'asker' | 'blocking-asker'): Agent {
+  const askHuman =
+    id === 'asker'
+      ? createPusharyDeferredAskTool({ client }, { externalId: EXTERNAL_ID })
+      : createPusharyAskTool({ client }, { externalId: EXTERNAL_ID, timeoutMs: 20_000 })
   const refundNow = createTool({
     id: 'refund-now',
     description: 'Refund an order (the customer already agreed)',
     inputSchema: z.object({ orderId: z.string() }),
     outputSchema: z.object({ refunded: z.boolean() }),
     execute: async ({ orderId }) => {
-      await recordEffect('asker-refund', orderId)
+      await recordEffect(`${id}-refund`, orderId)
       return { refunded: true }
     },
   })
   return new Agent({
-    id: 'asker',
-    name: 'asker',
+    id,
+    name: id,
     instructions: 'Ask the customer, refund only when they agree.',
     model: scriptedModel((turn) => {
       const orderId = /Refund (\S+)/.exec(turn.userTexts.at(-1) ?? '')?.[1] ?? 'unknown'
@@ -203,10 +220,35 @@ beforeAll(async () => {
     .then(pusharyGate())
     .then(refund)
     .commit()
+  // Many items: one child run per item, the parent resumed once all settled.
+  const item = createPusharyApprovalWorkflow(
+    { client, store },
+    { workflowId: 'hosted-approval-item', externalId: EXTERNAL_ID, callbackUrl: bridge.url },
+  )
+  const refundItem = createStep({
+    id: 'refund-item',
+    inputSchema: pusharyApprovedItemSchema,
+    outputSchema: z.object({ refunded: z.literal(true) }),
+    execute: async ({ inputData, getInitData }) => {
+      const items = getInitData<{ operationId: string }[]>()
+      await recordEffect('batch-refund', items[inputData.index]?.operationId ?? `index-${inputData.index}`)
+      return { refunded: true as const }
+    },
+  })
+  const batch = createWorkflow({
+    id: 'hosted-refund-batch',
+    inputSchema: z.array(pusharyApprovalStepInputSchema),
+    outputSchema: z.unknown(),
+    options: { autoRestartActiveRuns: false },
+  })
+    .then(pusharyApprovalBatchStep({ childWorkflowId: 'hosted-approval-item', store }))
+    .then(pusharyGateItems())
+    .foreach(refundItem)
+    .commit()
   const refunder = createRefundAgent((orderId) => recordEffect('agent-refund', orderId))
   mastra = new Mastra({
-    workflows: { workflow, shortLived },
-    agents: { refunder, asker: createAskerAgent() },
+    workflows: { workflow, shortLived, item, batch },
+    agents: { refunder, asker: createAskerAgent('asker'), blockingAsker: createAskerAgent('blocking-asker') },
     storage: new LibSQLStore({ id: 'hosted-e2e', url: `file:${join(dir, 'mastra.db')}` }),
     logger: false,
   })
@@ -465,4 +507,65 @@ describe('agent: requireApproval tool against the hosted wire', () => {
       expect(await refunds(orderId)).toBe(expected)
     },
   )
+})
+
+describe('agent: blocking ask tool against the hosted wire', () => {
+  it.each([
+    ['OK', 1],
+    ['maybe', 0],
+  ] as const)('answered %j, refunds %i time(s) without a throw', async (value, expected) => {
+    const orderId = `blocking-${value}`
+    const before = fake.pages
+    const answering = (async () => {
+      while (fake.pages === before) await new Promise((resolve) => setTimeout(resolve, 20))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      await fake.answer([...fake.decisions.keys()].at(-1)!, value)
+    })()
+    const [output] = await Promise.all([
+      mastra.getAgentById('blocking-asker').generate(`Refund ${orderId}`, {
+        memory: { thread: `blocking-${orderId}`, resource: EXTERNAL_ID },
+      }),
+      answering,
+    ])
+    expect(output.finishReason).not.toBe('suspended')
+    expect(output.text).toBe(expected === 1 ? 'Refunded.' : 'Not refunded: the customer did not agree.')
+    expect(await effects('blocking-asker-refund', orderId)).toBe(expected)
+    expect(fake.pages).toBe(before + 1)
+  })
+})
+
+describe('many items: the batch step against the hosted wire', () => {
+  it('refunds only the items answered with an affirmative, once, by callbacks and reconcile', async () => {
+    const items = ['Yes', 'maybe', 'no', ' ok '].map((value, index) => ({
+      operationId: `batch-${index}`,
+      question: `Refund batch order ${index}?`,
+      type: 'confirm' as const,
+      value,
+    }))
+    const workflow = mastra.getWorkflow('batch') as unknown as {
+      createRun(): Promise<{ runId: string; start(p: { inputData: unknown }): Promise<{ status: string }> }>
+      getWorkflowRunById(id: string): Promise<RunView | null>
+    }
+    const run = await workflow.createRun()
+    const before = fake.pages
+    const started = await run.start({ inputData: items.map(({ value: _value, ...input }) => input) })
+    expect(started.status).toBe('suspended')
+    expect(fake.pages).toBe(before + items.length)
+    const opened = [...fake.decisions.values()].slice(-items.length)
+    for (const [index, { value }] of items.entries()) {
+      const decision = opened.find((candidate) => candidate.question === items[index]!.question)!
+      await personAnswers(decision.decisionId, value, index % 2 === 0 ? 'callback' : 'reconcile')
+    }
+    await dispatcher.reconcile({ limit: 100 })
+    const deadline = Date.now() + 20_000
+    let state = await workflow.getWorkflowRunById(run.runId)
+    while (state?.status !== 'success' && Date.now() < deadline) {
+      await dispatcher.reconcile({ limit: 100 })
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      state = await workflow.getWorkflowRunById(run.runId)
+    }
+    expect(state?.status).toBe('success')
+    const refunded = await Promise.all(items.map((item) => effects('batch-refund', item.operationId)))
+    expect(refunded).toEqual([1, 0, 0, 1])
+  })
 })
