@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  answerPusharyQuestion,
   createPusharyClient,
   isApproved,
   PusharyApiError,
@@ -15,7 +16,7 @@ import {
 import { signWebhookBody } from '../../src/pushary/callbacks.js'
 import { deterministicKey } from '../../src/pushary/identity.js'
 import { startCallbackReceiver } from '../server/service-harness.js'
-import { contractCallbackSchema, sdkApproves } from './contract-schemas.js'
+import { contractCallbackSchema, SDK_AFFIRMATIVE, sdkApproves } from './contract-schemas.js'
 import callbackFixtures from './fixtures/callback.json' with { type: 'json' }
 import createFixtures from './fixtures/e1-create-decision.json' with { type: 'json' }
 import getFixtures from './fixtures/e2-get-decision.json' with { type: 'json' }
@@ -265,6 +266,41 @@ describe('client against the hosted wire', () => {
       createHash('sha256').update(parts.join('\0'), 'utf8').digest('hex').slice(0, 40)
     expect(deterministicKey(['a', 'b'])).toBe(sdk(['a', 'b']))
     expect(deterministicKey(['run_1', 'approve', 'customer_1'])).toBe(sdk(['run_1', 'approve', 'customer_1']))
+  })
+})
+
+describe('one approval rule, the SDK confirm rule', () => {
+  const affirmative = SDK_AFFIRMATIVE.flatMap((word) => [word, word.toUpperCase(), ` ${word}\t`])
+  const declining = ['no', 'maybe', 'nope', 'yes please', 'allow', '', 'y e s', '1']
+
+  it('isApproved approves every trimmed, case-insensitive affirmative of a confirm or an untyped decision, nothing else', () => {
+    for (const value of [...affirmative, ...declining]) {
+      for (const type of ['confirm', undefined, null, 'select', 'input'] as const) {
+        const decision = { status: 'answered', type, value }
+        expect(isApproved(decision as never), `${type} ${JSON.stringify(value)}`).toBe(sdkApproves(decision))
+      }
+      expect(isApproved({ status: 'expired', type: 'confirm', value } as never)).toBe(false)
+    }
+  })
+
+  it('answerPusharyQuestion settles any answered confirm value without throwing, recording it as given', () => {
+    for (const value of [...affirmative, ...declining]) {
+      const answer = answerPusharyQuestion({ question: 'Refund?', type: 'confirm' }, 'answered', value)
+      expect(answer, JSON.stringify(value)).toEqual({
+        status: 'answered',
+        value,
+        approved: sdkApproves({ status: 'answered', type: 'confirm', value }),
+      })
+    }
+    const select = answerPusharyQuestion(
+      { question: 'Which?', type: 'select', options: ['yes', 'credit'] },
+      'answered',
+      'yes',
+    )
+    expect(select.approved).toBe(false)
+    expect(answerPusharyQuestion({ question: 'Note?', type: 'input' }, 'answered', 'approve').approved).toBe(
+      false,
+    )
   })
 })
 
