@@ -569,3 +569,13 @@ describe('many items: the batch step against the hosted wire', () => {
     expect(refunded).toEqual([1, 0, 0, 1])
   })
 })
+
+describe('what the package asked of the hosted API in this file', () => {
+  it('used only contract endpoints and no local-only extras (delivery list, list status filter)', () => {
+    expect(fake.requests.length).toBeGreaterThan(0)
+    const offContract = fake.requests.filter(
+      (request) => request.route === 'unknown' || request.query.status !== undefined,
+    )
+    expect(offContract).toEqual([])
+  })
+})
