@@ -110,7 +110,7 @@ async function main(): Promise<number> {
           limit: 5,
         })
         const decision = decisions[0]
-        if (decision) {
+        if (decision?.decisionId) {
           console.log(
             `asked: "${decision.question}"  reviewer page: ${service.publicUrl}/review/${decision.decisionId}`,
           )

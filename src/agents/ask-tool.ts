@@ -42,7 +42,7 @@ export interface PusharyAskToolOptions {
 export const pusharyAskToolOutputSchema = z.object({
   approved: z.boolean(),
   value: z.string().nullable(),
-  status: decisionStatusSchema,
+  status: z.enum([...decisionStatusSchema.options, 'unknown']),
 })
 
 /** @example const out: PusharyAskToolOutput = { approved: true, value: 'yes', status: 'answered' } */

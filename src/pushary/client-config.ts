@@ -10,7 +10,6 @@ import { idSchema } from './identity.js'
  */
 export const PUSHARY_DEFAULT_BASE_URL = 'https://pushary.com/api/v1/server'
 const DEFAULT_REQUEST_TIMEOUT_MS = 65_000
-const API_PATH = '/api/v1/server'
 
 /**
  * Throws a validation error; shared by the client's argument checks.
@@ -95,17 +94,18 @@ export function resolveApiKey(value: string | undefined): string {
     invalid(operation, 'invalid_api_key', 'apiKey', 'no API key: set PUSHARY_API_KEY or pass { apiKey }')
   }
   // The service authenticates the full `pk_….sk_…` pair; a bare prefix would
-  // only fail later with a confusing 401. Only the dot is required, matching
-  // the hosted SDK and the local service's own key rule.
-  if (!/^[^\s.]+\.[^\s]+$/.test(key)) {
+  // only fail later with a confusing 401. Only the dot is required, as in the
+  // official SDK; whitespace cannot be part of a bearer token.
+  if (!key.includes('.') || /\s/.test(key)) {
     invalid(operation, 'invalid_api_key', 'apiKey', 'malformed API key: use the full key (pk_xxx.sk_xxx)')
   }
   return key
 }
 
 /**
- * The base URL without a trailing slash; must end with `/api/v1/server`.
- * Defaults to `PUSHARY_BASE_URL`, else the hosted API.
+ * The base URL without a trailing slash: any http(s) URL without a query or
+ * fragment (every path is appended to it as is, so a proxy or gateway path
+ * works). Defaults to `PUSHARY_BASE_URL`, else the hosted API.
  *
  * @example
  * resolveBaseUrl('http://127.0.0.1:4100/api/v1/server/') // 'http://127.0.0.1:4100/api/v1/server'
@@ -128,8 +128,11 @@ export function resolveBaseUrl(value: string | undefined): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     invalid(operation, 'invalid_base_url', 'baseUrl', 'baseUrl must use http or https')
   }
-  if (url.search !== '' || url.hash !== '' || !url.pathname.endsWith(API_PATH)) {
-    invalid(operation, 'invalid_base_url', 'baseUrl', `baseUrl must end with ${API_PATH}, got ${raw}`)
+  if (url.search !== '' || url.hash !== '' || raw.includes('?') || raw.includes('#')) {
+    invalid(operation, 'invalid_base_url', 'baseUrl', `baseUrl cannot carry a query or fragment, got ${raw}`)
+  }
+  if (url.username !== '' || url.password !== '') {
+    invalid(operation, 'invalid_base_url', 'baseUrl', 'baseUrl must not contain credentials (user:password@)')
   }
   return raw
 }

@@ -31,12 +31,13 @@ import {
   decisionSchema,
   type EnrollResult,
   enrollResultSchema,
+  type ReadDecisionType,
   type WebhookSecret,
   webhookSecretSchema,
 } from './decision-schemas.js'
-import { isPusharyApiError, PusharyAbortError, PusharyTimeoutError } from './errors.js'
+import { isPusharyApiError, PusharyAbortError, PusharyNetworkError, PusharyTimeoutError } from './errors.js'
 import { createPusharyTransport, type PusharyFetch } from './http.js'
-import { externalIdSchema, parseExternalId } from './identity.js'
+import { idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { decisionStatusSchema, isApproved } from './question.js'
 import { isStorableText, STORABLE_TEXT_MESSAGE } from './text-rules.js'
@@ -52,7 +53,7 @@ const DEFAULT_ASK_TIMEOUT_MS = 55_000
 export interface PusharyClientOptions {
   /** Defaults to `process.env.PUSHARY_API_KEY`; must look like `pk_….sk_…`. */
   apiKey?: string | undefined
-  /** Must end in `/api/v1/server`; a trailing slash is stripped. */
+  /** Any http(s) base; default `PUSHARY_BASE_URL`, else `https://pushary.com/api/v1/server`. A trailing slash is stripped. */
   baseUrl?: string | undefined
   /** Per-request timeout covering headers and body, default 65 000 ms. */
   requestTimeoutMs?: number | undefined
@@ -127,7 +128,7 @@ export interface PusharyClient {
 const listQuerySchema = z.object({
   limit: z.number().int().min(1).max(100).optional(),
   cursor: z.string().min(1).optional(),
-  externalId: externalIdSchema.optional(),
+  externalId: idSchema.optional(),
   status: decisionStatusSchema.optional(),
   from: z.iso.datetime({ offset: true }).optional(),
   to: z.iso.datetime({ offset: true }).optional(),
@@ -160,15 +161,18 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
   ): Promise<DecisionResult> => {
     const operation = 'decisions.create'
     const body = parseWith(createDecisionInputSchema, input, operation, decisionInputCode)
+    // With `wait: true` the service holds the create up to `timeoutSeconds`
+    // (at most 55 s); the request must outlive that hold.
+    const held =
+      body.wait === true ? Math.min(PUSHARY_LIMITS.longPollMaxSeconds, body.timeoutSeconds ?? 55) : 0
     return transport.send({
       operation,
       method: 'POST',
       path: '/decisions',
-      // The adapter never asks the service to block on create; waiting is
-      // done by long-polling GET so a caller abort stays local.
-      body: { ...body, wait: false },
+      body,
       schema: decisionResultSchema,
       signal: call.signal,
+      timeoutMs: Math.max(requestTimeoutMs, held * 1000 + Math.min(requestTimeoutMs, 5_000)),
     })
   }
 
@@ -203,13 +207,22 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
     parseWith(createDecisionInputSchema, decisionInput, operation, decisionInputCode)
     const started = now()
     const deadline = started + budget
-    // A fresh key per call keeps independent asks from collapsing into one decision.
+    // A fresh key per call keeps independent asks from collapsing into one
+    // decision; the same key is kept across this call's own retries, so a
+    // create that reached the service before its answer was lost replays
+    // the same decision instead of paging the person again.
     const idempotencyKey = decisionInput.idempotencyKey ?? randomUUID()
-    const created = await create({ ...decisionInput, idempotencyKey }, { signal })
-    const type = created.type ?? decisionInput.type ?? 'confirm'
+    const asked = { ...decisionInput, idempotencyKey, wait: false }
+    const created = await createWithRetries(asked, deadline, signal, operation)
+    // The type that was asked decides what the answer means; a service that
+    // reports another type is never read as approval.
+    const askedType = decisionInput.type ?? 'confirm'
     let status = created.status
+    let rawStatus = created.rawStatus
     let value = created.value ?? null
     let answered = created.answered
+    let type: ReadDecisionType =
+      created.type === undefined || created.type === askedType ? askedType : 'unknown'
     while (status === 'pending' && budget > 0) {
       const remaining = deadline - now()
       if (remaining <= 0) break
@@ -218,18 +231,21 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
       try {
         decision = await get(created.decisionId, { wait, signal })
       } catch (error) {
-        // Silence is an outcome, not a failure: return the last known state.
-        if (error instanceof PusharyTimeoutError) break
-        // The service caps concurrent long-polls; back off briefly and keep waiting.
-        if (isPusharyApiError(error) && error.isRateLimited) {
+        if (error instanceof PusharyAbortError) throw error
+        // The decision exists: a failed read is silence, not a reason to lose
+        // it. Pause briefly and read again; at the deadline, report the last
+        // known state with the decision id so the caller can follow up.
+        if (isRetryableReadError(error)) {
           await pause(Math.min(1_000, Math.max(0, deadline - now())), signal, operation)
           continue
         }
         throw error
       }
       status = decision.status
+      rawStatus = decision.rawStatus
       value = decision.value
       answered = decision.answered
+      if (decision.type !== askedType) type = 'unknown'
     }
     const result: AskResult = {
       decisionId: created.decisionId,
@@ -239,10 +255,33 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
       type,
       approved: isApproved({ status, type, value }),
     }
+    if (status === 'unknown') result.rawStatus = rawStatus ?? 'undefined'
+    if (created.idempotent !== undefined) result.idempotent = created.idempotent
     if (created.reachable !== undefined) result.reachable = created.reachable
     if (created.reachableChannels !== undefined) result.reachableChannels = created.reachableChannels
     if (created.deviceCount !== undefined) result.deviceCount = created.deviceCount
+    if (created.hint !== undefined) result.hint = created.hint
     return result
+  }
+
+  // Retries a create whose outcome is unknown (no answer, a 5xx, a 429) with
+  // the same idempotency key until the deadline; a 4xx other than 429 is the
+  // caller's error and is thrown at once.
+  const createWithRetries = async (
+    body: CreateDecisionInput,
+    deadline: number,
+    signal: AbortSignal | undefined,
+    operation: string,
+  ): Promise<DecisionResult> => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await create(body, { signal })
+      } catch (error) {
+        const left = deadline - now()
+        if (!isRetryableWriteError(error) || attempt >= MAX_CREATE_ATTEMPTS || left <= 0) throw error
+        await pause(Math.min(250 * 2 ** (attempt - 1), left), signal, operation)
+      }
+    }
   }
 
   return {
@@ -300,7 +339,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
     },
     async enroll(externalId, call = {}) {
       const operation = 'enroll'
-      const id = parseExternalId(externalId, 'externalId', operation)
+      const id = parseWith(idSchema, externalId, operation, () => 'invalid_external_id', 'externalId')
       return transport.send({
         operation,
         method: 'POST',
@@ -312,7 +351,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
     },
     async reachability(externalId, call = {}) {
       const operation = 'reachability'
-      const id = parseExternalId(externalId, 'externalId', operation)
+      const id = parseWith(idSchema, externalId, operation, () => 'invalid_external_id', 'externalId')
       return transport.send({
         operation,
         method: 'GET',
@@ -355,6 +394,17 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
         }),
     },
   }
+}
+
+const MAX_CREATE_ATTEMPTS = 4
+
+function isRetryableWriteError(error: unknown): boolean {
+  if (error instanceof PusharyNetworkError || error instanceof PusharyTimeoutError) return true
+  return isPusharyApiError(error) && (error.isRateLimited || error.status >= 500)
+}
+
+function isRetryableReadError(error: unknown): boolean {
+  return isRetryableWriteError(error)
 }
 
 function clampWait(wait: number | undefined, operation: string): number {

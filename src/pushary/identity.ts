@@ -46,9 +46,10 @@ export function parseExternalId(value: unknown, field = 'externalId', operation 
 }
 
 /**
- * A stable key derived from identity parts: SHA-256 of the parts joined by
- * NUL, hex, first 40 characters. Used as an idempotency key so a retry of the
- * same run and step lands on the same decision.
+ * A stable key derived from identity parts, exactly as the official Pushary
+ * SDK derives it: SHA-256 of the parts joined by NUL, hex, first 40
+ * characters. Used as an idempotency key so a retry of the same run and step
+ * lands on the same decision, also when the official adapters opened it.
  *
  * @example
  * const key = deterministicKey([runId, stepId, externalId])
@@ -62,9 +63,18 @@ export function deterministicKey(parts: readonly string[]): string {
       message: 'parts must be a non-empty array of strings',
     })
   }
-  // A JSON array encodes every part unambiguously: no separator a part could
-  // contain, so ['a b', 'c'] and ['a', 'b c'] never share a key.
-  return createHash('sha256').update(JSON.stringify(parts), 'utf8').digest('hex').slice(0, 40)
+  // NUL is the separator, so a part containing one would make two different
+  // lists share a key (['a\0b'] and ['a', 'b']): refused.
+  const withNul = parts.findIndex((part) => part.includes('\u0000'))
+  if (withNul !== -1) {
+    throw new PusharyValidationError({
+      code: 'invalid_identifier',
+      operation: 'deterministicKey',
+      field: `parts.${withNul}`,
+      message: 'a part must not contain NUL (U+0000), the separator',
+    })
+  }
+  return createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('hex').slice(0, 40)
 }
 
 /**

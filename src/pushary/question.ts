@@ -24,12 +24,14 @@ export const decisionStatusSchema = z.enum(['pending', 'answered', 'expired', 'c
 export type DecisionStatus = z.infer<typeof decisionStatusSchema>
 
 /**
- * Statuses a decision can end in.
+ * Statuses a decision can end in. `'unknown'` is a status the service
+ * reported that this package does not know: it settles the question as not
+ * approved instead of leaving a run waiting on a value it cannot read.
  *
  * @example
  * terminalDecisionStatusSchema.parse('expired') // 'expired'
  */
-export const terminalDecisionStatusSchema = z.enum(['answered', 'expired', 'cancelled'])
+export const terminalDecisionStatusSchema = z.enum(['answered', 'expired', 'cancelled', 'unknown'])
 /** @example const status: TerminalDecisionStatus = 'cancelled' */
 export type TerminalDecisionStatus = z.infer<typeof terminalDecisionStatusSchema>
 
@@ -114,7 +116,8 @@ export type PusharyQuestion = z.infer<typeof pusharyQuestionSchema>
 
 /**
  * The settled answer to a question. `approved` is true only for a confirm
- * answered `'yes'`; a choice or a typed answer is data, never permission.
+ * answered affirmatively (see {@link isAffirmative}); a choice or a typed
+ * answer is data, never permission.
  *
  * @example
  * pusharyAnswerSchema.parse({ status: 'expired', value: null, approved: false })
@@ -145,13 +148,39 @@ export function parsePusharyQuestion(input: unknown, operation = 'parsePusharyQu
 }
 
 /**
- * Strictly turns a terminal decision into a {@link PusharyAnswer}. Anything
- * but `answered` is `{ value: null, approved: false }`. An answered decision
- * must carry a value that fits the question: exactly `'yes'`/`'no'` for
- * confirm, one of the options for select; otherwise `invalid_answer`.
+ * The confirm answers that approve, as the official Pushary SDK reads them:
+ * compared after trimming and lower-casing. Anything else declines.
  *
  * @example
- * answerPusharyQuestion({ question: 'Refund?', type: 'confirm' }, 'answered', 'yes') // approved: true
+ * PUSHARY_AFFIRMATIVE_ANSWERS.includes('approve') // true
+ */
+export const PUSHARY_AFFIRMATIVE_ANSWERS = [
+  'yes',
+  'y',
+  'approve',
+  'approved',
+  'ok',
+  'okay',
+  'confirm',
+  'accept',
+  'true',
+] as const
+
+const AFFIRMATIVE = new Set<string>(PUSHARY_AFFIRMATIVE_ANSWERS)
+
+/**
+ * Turns a terminal decision into a {@link PusharyAnswer}. Anything but
+ * `answered` is `{ value: null, approved: false }`. A confirm is approved
+ * only by an affirmative answer ({@link isAffirmative}); any other confirm
+ * answer declines and is kept exactly as given, so an odd value from a
+ * relay settles the run instead of leaving it hanging. A select answer must
+ * be one of the options (it becomes data a later step acts on, so an
+ * unoffered choice is `invalid_answer`); an input answer is data. Neither
+ * is ever approval.
+ *
+ * @example
+ * answerPusharyQuestion({ question: 'Refund?', type: 'confirm' }, 'answered', 'Yes') // approved: true
+ * answerPusharyQuestion({ question: 'Refund?', type: 'confirm' }, 'answered', 'maybe') // approved: false
  */
 export function answerPusharyQuestion(
   question: PusharyQuestion,
@@ -167,15 +196,16 @@ export function answerPusharyQuestion(
       message,
     })
   }
-  if (value === null) return fail('an answered decision has no value')
   switch (question.type) {
     case 'confirm':
-      if (value !== 'yes' && value !== 'no') fail('a confirm answer must be exactly "yes" or "no"')
-      return { status, value, approved: value === 'yes' }
+      // An answered confirm without a value is a decline, never a throw.
+      return { status, value, approved: isAffirmative(value) }
     case 'select':
+      if (value === null) return fail('an answered select decision has no value')
       if (!(question.options ?? []).includes(value)) fail('the answer is not a configured option')
       return { status, value, approved: false }
     case 'input':
+      if (value === null) return fail('an answered input decision has no value')
       return { status, value, approved: false }
     default: {
       const unreachable: never = question.type
@@ -185,34 +215,36 @@ export function answerPusharyQuestion(
 }
 
 /**
- * The one approval rule of this package: true only for an answered confirm
- * whose value is exactly `'yes'`. A select or input answer is data, never
- * permission, even when its text is `yes` or the tapped option reads
- * "Approve"; a decision without a known type is not approval either, since
- * it may have been a select. Fail closed on everything else.
+ * The one approval rule of this package, the official SDK's rule for
+ * confirm: an answered decision whose type is `confirm` (or absent, as on a
+ * hosted callback) and whose value is affirmative ({@link isAffirmative}).
+ * A select or input answer is data, never permission, even when its text is
+ * `yes`; an unknown type or status is not approval. Fail closed on
+ * everything else.
  *
  * @example
- * isApproved({ status: 'answered', type: 'confirm', value: 'yes' }) // true
+ * isApproved({ status: 'answered', type: 'confirm', value: ' OK ' }) // true
  * isApproved({ status: 'answered', type: 'select', value: 'yes' }) // false
  */
 export function isApproved(decision: {
   status: string
-  type?: DecisionType | null | undefined
+  type?: string | null | undefined
   value: string | null | undefined
 }): boolean {
-  return decision.status === 'answered' && decision.type === 'confirm' && decision.value === 'yes'
+  const type = decision.type ?? 'confirm'
+  return decision.status === 'answered' && type === 'confirm' && isAffirmative(decision.value)
 }
 
 /**
- * True when a raw confirm answer is exactly `'yes'`, the same rule as
- * {@link isApproved}. Null or missing is never yes.
+ * True when a raw confirm answer approves: trimmed and lower-cased, it is
+ * one of {@link PUSHARY_AFFIRMATIVE_ANSWERS}. Null or missing never is.
  *
  * @example
- * isAffirmative('yes') // true
- * isAffirmative('ok') // false
+ * isAffirmative(' Approve ') // true
+ * isAffirmative('maybe') // false
  */
 export function isAffirmative(answer: string | null | undefined): boolean {
-  return isApproved({ status: 'answered', type: 'confirm', value: answer ?? null })
+  return typeof answer === 'string' && AFFIRMATIVE.has(answer.trim().toLowerCase())
 }
 
 /**

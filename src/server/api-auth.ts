@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
+import { apiError } from './api-errors.js'
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest()
@@ -35,10 +36,7 @@ export function requireApiKey(currentKey: () => string): MiddlewareHandler {
     const presented = match?.[1]?.trim() ?? ''
     if (presented === '' || !timingSafeEqual(digest(presented), digest(currentKey()))) {
       c.header('WWW-Authenticate', 'Bearer')
-      return c.json(
-        { error: 'unauthorized', message: 'Missing or invalid API key (Authorization: Bearer <key>).' },
-        401,
-      )
+      return apiError(c, 401, 'unauthorized', 'Invalid or missing API key (Authorization: Bearer <key>).')
     }
     await next()
   }

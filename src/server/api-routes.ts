@@ -6,24 +6,19 @@
  */
 import { type Context, Hono } from 'hono'
 import { z } from 'zod/v4'
-import {
-  type AuthorizeInput,
-  authorizeInputSchema,
-  createDecisionInputSchema,
-  type Decision,
-  type DecisionResult,
-  type EnrollResult,
-} from '../pushary/decision-schemas.js'
+import { type AuthorizeInput, authorizeInputSchema, type EnrollResult } from '../pushary/decision-schemas.js'
 import { externalIdSchema } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
 import { decisionStatusSchema } from '../pushary/question.js'
 import { storableString } from '../pushary/text-rules.js'
 import { requireApiKey } from './api-auth.js'
+import { apiError, DECISION_NOT_FOUND } from './api-errors.js'
 import type { CallbackDelivery, CallbackOutbox } from './callbacks-outbox.js'
 import type { SlotLimiter } from './connection-limits.js'
 import type { DecisionEvents } from './decision-events.js'
 import type { DecisionService } from './decision-service.js'
 import type { DecisionRecord } from './decisions-repo.js'
+import { localCreateDecisionSchema } from './local-input-rules.js'
 import { evaluatePolicy, type PolicyFile } from './policy.js'
 
 /** What the API routes need from the server. */
@@ -46,18 +41,13 @@ function fieldOf(path: readonly PropertyKey[]): string {
 }
 
 function invalid(c: Context, field: string, message: string, issues?: readonly z.core.$ZodIssue[]) {
-  return c.json(
-    {
-      error: 'invalid_request',
-      code: 'invalid_request',
-      field,
-      message: field === '' ? message : `${field}: ${message}`,
-      ...(issues
-        ? { issues: issues.map((i) => ({ code: i.code, path: i.path.map(String), message: i.message })) }
-        : {}),
-    },
-    400,
-  )
+  const sentence = field === '' ? `Invalid request: ${message}` : `Invalid ${field}: ${message}`
+  return apiError(c, 400, 'invalid_request', sentence, {
+    field,
+    ...(issues
+      ? { issues: issues.map((i) => ({ code: i.code, path: i.path.map(String), message: i.message })) }
+      : {}),
+  })
 }
 
 function invalidFromZod(c: Context, error: z.ZodError, prefix = '') {
@@ -67,11 +57,11 @@ function invalidFromZod(c: Context, error: z.ZodError, prefix = '') {
 }
 
 function notFound(c: Context) {
-  return c.json({ error: 'not_found', message: 'No such decision.' }, 404)
+  return apiError(c, 404, 'not_found', DECISION_NOT_FOUND)
 }
 
 function conflict(c: Context, code: string, message: string) {
-  return c.json({ error: code, code, message }, 409)
+  return apiError(c, 409, code, message)
 }
 
 type JsonBody = { ok: true; value: Record<string, unknown> } | { ok: false; response: Response }
@@ -85,10 +75,7 @@ async function readJsonObject(c: Context): Promise<JsonBody> {
   } catch {
     return {
       ok: false,
-      response: c.json(
-        { error: 'invalid_json', code: 'invalid_json', message: 'The body is not valid JSON.' },
-        400,
-      ),
+      response: apiError(c, 400, 'invalid_json', 'The request body is not valid JSON.'),
     }
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -97,10 +84,8 @@ async function readJsonObject(c: Context): Promise<JsonBody> {
   return { ok: true, value: value as Record<string, unknown> }
 }
 
-function decisionJson(
-  d: DecisionRecord,
-  deliveries?: CallbackDelivery[],
-): Decision & Record<string, unknown> {
+// The hosted GET fields first; after them this service's local extras.
+function decisionJson(d: DecisionRecord, deliveries?: CallbackDelivery[]): Record<string, unknown> {
   return {
     decisionId: d.decisionId,
     status: d.status,
@@ -187,7 +172,7 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
         externalId: '',
         deliverability: 'unreachable',
         reachable: false,
-        reachableChannels: [],
+        reachableChannels: 0,
         deviceCount: 0,
         webEndpoints: 0,
         hint: 'No end-user was named; pass ?externalId=.',
@@ -201,7 +186,7 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
   api.post('/decisions', async (c) => {
     const body = await readJsonObject(c)
     if (!body.ok) return body.response
-    const parsed = createDecisionInputSchema.safeParse(body.value)
+    const parsed = localCreateDecisionSchema.safeParse(body.value)
     if (!parsed.success) return invalidFromZod(c, parsed.error)
     const outcome = await service.create(parsed.data)
     switch (outcome.status) {
@@ -209,9 +194,19 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
         return conflict(c, 'unreachable', outcome.message)
       case 'created':
       case 'idempotent': {
-        const d = outcome.decision
+        const d =
+          parsed.data.wait === true ? await heldCreate(c, outcome.decision, parsed.data) : outcome.decision
+        if (d === null) {
+          c.header('Retry-After', '1')
+          return apiError(
+            c,
+            429,
+            'too_many_waits',
+            'Too many long-polls are open for this API key; retry shortly.',
+          )
+        }
         const pageUrl = `${deps.publicUrl}/review/${d.decisionId}`
-        const result: DecisionResult = {
+        const result: Record<string, unknown> = {
           decisionId: d.decisionId,
           status: d.status,
           answered: d.status === 'answered',
@@ -228,10 +223,15 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
                 reachable: outcome.reach.reachable,
                 reachableChannels: outcome.reach.reachableChannels,
                 deviceCount: outcome.reach.deviceCount,
-                hint: outcome.reach.reachable
-                  ? null
-                  : `Nobody is enrolled for this externalId yet: enrol a device (POST /enroll) or open ${pageUrl}.`,
+                ...(outcome.reach.reachable
+                  ? {}
+                  : {
+                      hint: `Nobody is enrolled for this externalId yet: enrol a device (POST /enroll) or open ${pageUrl}.`,
+                    }),
               }
+            : {}),
+          ...(d.status === 'pending' && parsed.data.wait === true
+            ? { hint: `No answer yet: poll ${apiBase}/decisions/${d.decisionId}.` }
             : {}),
         }
         return c.json(result, outcome.status === 'created' ? 201 : 200)
@@ -242,6 +242,35 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
       }
     }
   })
+
+  // `wait: true` on create holds the response up to `timeoutSeconds` (at most
+  // 55 s) for a fast answer, like a long-poll, under the same per-key cap.
+  async function heldCreate(
+    c: Context,
+    created: DecisionRecord,
+    input: { timeoutSeconds?: number | undefined },
+  ): Promise<DecisionRecord | null> {
+    const seconds = Math.min(PUSHARY_LIMITS.longPollMaxSeconds, Math.max(0, input.timeoutSeconds ?? 55))
+    if (created.status !== 'pending' || seconds === 0) return created
+    const release = deps.longPolls.acquire(deps.apiKey())
+    if (release === null) return null
+    const stop = new AbortController()
+    try {
+      const settled = deps.events.waitForSettled(
+        created.decisionId,
+        seconds * 1000,
+        AbortSignal.any([stop.signal, c.req.raw.signal]),
+      )
+      // Read after subscribing, so an answer landing in between is not missed.
+      const current = (await service.get(created.decisionId)) ?? created
+      if (current.status !== 'pending') return current
+      if (await settled) return (await service.get(created.decisionId)) ?? current
+      return current
+    } finally {
+      stop.abort()
+      release()
+    }
+  }
 
   api.get('/decisions', async (c) => {
     const parsed = listQuerySchema.safeParse(c.req.query())
@@ -276,13 +305,11 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
     const release = waitSeconds > 0 ? deps.longPolls.acquire(deps.apiKey()) : () => {}
     if (release === null) {
       c.header('Retry-After', '1')
-      return c.json(
-        {
-          error: 'too_many_waits',
-          code: 'too_many_waits',
-          message: 'Too many long-polls are open for this API key; retry shortly.',
-        },
+      return apiError(
+        c,
         429,
+        'too_many_waits',
+        'Too many long-polls are open for this API key; retry shortly.',
       )
     }
     // Subscribe before the first read so an answer landing in between is not missed.
@@ -366,7 +393,7 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
     return c.json(evaluatePolicy(deps.policy, input))
   })
 
-  api.all('*', (c) => c.json({ error: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` }, 404))
+  api.all('*', (c) => apiError(c, 404, 'not_found', `No route ${c.req.method} ${c.req.path}.`))
 
   return api
 }

@@ -1,40 +1,43 @@
 /**
- * The JSON the service POSTs to a decision's `callbackUrl`. It is built when
- * the transition commits and stored verbatim, so every retry sends (and signs)
- * the same bytes.
+ * The JSON the service POSTs to a decision's `callbackUrl` once it is
+ * answered: exactly the hosted body (`correlationId`, `answer`, `value`,
+ * `answeredAt`, `context?`). It is built when the answer commits and stored
+ * verbatim, so every retry sends (and signs) the same bytes. Expiry and
+ * cancellation send nothing, as on the hosted API: receivers learn about
+ * them by reconciling.
  */
-import type { DecisionCallback } from '../pushary/decision-schemas.js'
 import type { StoredDecision } from './service-types.js'
 
-/** The three terminal transitions that produce a callback. */
-export type CallbackEvent = DecisionCallback['event']
-
-const EVENT_FOR = {
-  answered: 'decision.answered',
-  expired: 'decision.expired',
-  cancelled: 'decision.cancelled',
-} as const satisfies Record<DecisionCallback['status'], CallbackEvent>
+/** The event name recorded with each delivery (the body itself has none). */
+export const ANSWERED_EVENT = 'decision.answered'
 
 /**
- * Builds the callback payload for a decision that has just left `pending`:
- * `correlationId` is the decision ID; `answer` and `value` are aliases.
+ * The hosted callback body.
  *
  * @example
- * const raw = JSON.stringify(buildCallbackBody(decision, 'answered'))
+ * const body: HostedCallbackBody = { correlationId: 'dec_1', answer: 'yes', value: 'yes', answeredAt: '2026-01-01T00:00:00.000Z' }
  */
-export function buildCallbackBody(
-  decision: StoredDecision,
-  status: DecisionCallback['status'],
-): DecisionCallback {
+export interface HostedCallbackBody {
+  correlationId: string
+  answer: string
+  value: string
+  answeredAt: string
+  context?: string
+}
+
+/**
+ * Builds the callback payload for a decision that has just been answered.
+ *
+ * @example
+ * const raw = JSON.stringify(buildCallbackBody(decision))
+ */
+export function buildCallbackBody(decision: StoredDecision): HostedCallbackBody {
+  const answer = decision.value ?? ''
   return {
-    event: EVENT_FOR[status],
     correlationId: decision.decisionId,
-    decisionId: decision.decisionId,
-    status,
-    answer: decision.value,
-    value: decision.value,
-    answeredAt: decision.answeredAt,
-    type: decision.type,
+    answer,
+    value: answer,
+    answeredAt: decision.answeredAt ?? '',
     ...(decision.context !== null ? { context: decision.context } : {}),
   }
 }

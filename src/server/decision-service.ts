@@ -107,11 +107,12 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
       externalId,
       deliverability: reachable ? 'push' : 'fallback',
       reachable,
-      reachableChannels: reachable ? ['web'] : [],
+      // A count, as on the hosted API: the reviewer page is this service's one channel.
+      reachableChannels: reachable ? 1 : 0,
       deviceCount,
       webEndpoints: deviceCount,
       hint: reachable
-        ? null
+        ? `${deviceCount} enrolled device${deviceCount === 1 ? '' : 's'} will be notified.`
         : `Nobody is enrolled for this customer. Create an enrolment link (POST /enroll) or share ${deps.publicUrl}/review/<decisionId>.`,
     }
   }
@@ -140,7 +141,9 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
     if (!isStorableText(value)) {
       return { status: 'invalid_answer', message: `The answer ${STORABLE_TEXT_MESSAGE}.` }
     }
-    if (decision.type === 'input' && (value.trim().length === 0 || value.length > INPUT_ANSWER_MAX)) {
+    // A relayed confirm answer is kept as given (the hosted API publishes no
+    // rule for it); only the package's affirmative words read as approval.
+    if (decision.type !== 'select' && (value.trim().length === 0 || value.length > INPUT_ANSWER_MAX)) {
       return {
         status: 'invalid_answer',
         message: `A typed answer must be 1 to ${INPUT_ANSWER_MAX} characters and not blank.`,
@@ -160,9 +163,7 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
       return {
         status: 'invalid_answer',
         message:
-          decision.type === 'confirm'
-            ? 'A confirm decision takes exactly "yes" or "no".'
-            : decision.type === 'select'
+          decision.type === 'select'
               ? `The answer must be one of: ${(decision.options ?? []).join(', ')}.`
               : error instanceof Error
                 ? error.message

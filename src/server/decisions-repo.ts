@@ -4,7 +4,7 @@
  * can never leave an answered decision without a queued delivery.
  */
 import type { Client, InValue, Row } from '@libsql/client'
-import { buildCallbackBody } from './callback-body.js'
+import { ANSWERED_EVENT, buildCallbackBody } from './callback-body.js'
 import { exactColumn, exactText } from './exact-text.js'
 import type {
   AnswerSource,
@@ -329,15 +329,16 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
           value,
           answerSource: answered ? (change.source ?? 'api') : null,
         }
-        if (next.callbackUrl !== null) {
-          const body = buildCallbackBody(next, target)
+        // Only an answer is called back, as on the hosted API.
+        if (next.callbackUrl !== null && answered) {
+          const body = buildCallbackBody(next)
           await tx.execute({
             sql: `INSERT OR IGNORE INTO callback_deliveries
                   (decision_id, event, url, body, state, attempts, next_attempt_ms, created_at)
                   VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`,
             args: [
               decisionId,
-              body.event,
+              ANSWERED_EVENT,
               next.callbackUrl,
               JSON.stringify(body),
               change.nowMs,

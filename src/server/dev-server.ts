@@ -10,6 +10,7 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod/v4'
 import { generateDevApiKey } from './api-auth.js'
+import { apiErrorBody } from './api-errors.js'
 import { createApiRoutes } from './api-routes.js'
 import { type CallbackRetryOptions, createCallbackOutbox } from './callbacks-outbox.js'
 import { createSlotLimiter, type PusharyDevServerLimits, resolveLimits } from './connection-limits.js'
@@ -228,7 +229,7 @@ export async function createPusharyDevServer(
       maxSize: MAX_BODY_BYTES,
       onError: (c) =>
         c.json(
-          { error: 'payload_too_large', message: `Request bodies are limited to ${MAX_BODY_BYTES} bytes.` },
+          apiErrorBody('payload_too_large', `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`),
           413,
         ),
     }),
@@ -261,11 +262,11 @@ export async function createPusharyDevServer(
     createReviewerApp(service.reviewerDeps, { streams: createSlotLimiter(limits.maxStreamsPerDevice) }),
   )
   app.get('/', (c) => c.redirect('/review'))
-  app.notFound((c) => c.json({ error: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` }, 404))
+  app.notFound((c) => c.json(apiErrorBody('not_found', `No route ${c.req.method} ${c.req.path}.`), 404))
   app.onError((error, c) => {
     // Bad input is answered by the routes; reaching here is a bug, never the caller's fault.
     onError(error)
-    return c.json({ error: 'internal_error', message: 'The dev server hit an internal error.' }, 500)
+    return c.json(apiErrorBody('internal_error', 'The dev server hit an internal error.'), 500)
   })
   handler = app
 

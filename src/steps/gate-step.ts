@@ -70,7 +70,9 @@ export function declineReason(answer: PusharyAnswer): PusharyDeclineReason | nul
     case 'cancelled':
       return 'cancelled'
     case 'answered':
-      return answer.value === 'no' ? 'denied' : 'not_approved'
+      return answer.value?.trim().toLowerCase() === 'no' ? 'denied' : 'not_approved'
+    case 'unknown':
+      return 'not_approved'
     default: {
       const unreachable: never = answer.status
       return unreachable

@@ -70,6 +70,8 @@ export function declineReasonFor(answer: PusharyAnswer): string {
       return 'The review expired.'
     case 'cancelled':
       return 'The review was cancelled.'
+    case 'unknown':
+      return 'The review ended in a status this package does not know, which is never approval.'
     default: {
       const unreachable: never = answer.status
       return unreachable

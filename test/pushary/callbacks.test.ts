@@ -118,20 +118,23 @@ describe('parseDecisionCallback', () => {
 })
 
 describe('resolvePusharyCallback', () => {
-  it('verifies then parses, approving only a confirm callback answered yes', () => {
+  it('verifies then parses, reading approval with the SDK rule and a missing type as confirm', () => {
     const resolved = resolvePusharyCallback(body, signWebhookBody(body, secret), secret)
     expect(resolved).toMatchObject({ decisionId: 'dec_1', type: 'confirm', approved: true })
     const signed = (fields: Record<string, unknown>) => {
-      const raw = JSON.stringify({ correlationId: 'dec_4', status: 'answered', ...fields })
+      const raw = JSON.stringify({ correlationId: 'dec_4', ...fields })
       return resolvePusharyCallback(raw, signWebhookBody(raw, secret), secret)?.approved
     }
     expect(signed({ answer: 'no', type: 'confirm' })).toBe(false)
-    expect(signed({ answer: 'ok', type: 'confirm' })).toBe(false)
-    // A tapped select option or typed text that reads "yes" is data, and a
-    // callback that does not say it was a confirm cannot be read as one.
+    expect(signed({ answer: 'maybe', type: 'confirm' })).toBe(false)
+    expect(signed({ answer: ' OK ', type: 'confirm' })).toBe(true)
+    // The hosted body: no type, no status; the official SDK reads it as a confirm.
+    expect(signed({ answer: 'yes', value: 'yes', answeredAt: '2026-12-01T10:00:00.000Z' })).toBe(true)
+    expect(signed({ answer: 'Approve', value: 'Approve', answeredAt: '2026-12-01T10:00:00.000Z' })).toBe(true)
+    expect(signed({ answer: 'maybe', value: 'maybe', answeredAt: '2026-12-01T10:00:00.000Z' })).toBe(false)
+    // A callback that says it was a select or input is data, even when it reads "yes".
     expect(signed({ answer: 'yes', type: 'select' })).toBe(false)
     expect(signed({ answer: 'yes', type: 'input' })).toBe(false)
-    expect(signed({ answer: 'yes' })).toBe(false)
   })
 
   it('returns null for a bad signature or an unparseable signed body', () => {

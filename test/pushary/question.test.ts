@@ -89,31 +89,37 @@ describe('answerPusharyQuestion', () => {
     })
   })
 
-  it('rejects a missing value, a loose confirm word and an unconfigured option', () => {
-    for (const [question, value] of [
-      [confirm, null],
-      [confirm, 'Yes'],
-      [confirm, ' yes'],
-      [select, 'enterprise'],
-    ] as const) {
-      expect(thrown(() => answerPusharyQuestion(question, 'answered', value))).toMatchObject({
-        code: 'invalid_answer',
-        field: 'value',
-      })
+  it('settles any answered confirm without a throw: affirmative words approve, the rest decline as given', () => {
+    for (const value of ['Yes', ' approve ', 'OK', 'y', 'TRUE', 'Accept', 'okay', 'confirm', 'approved']) {
+      expect(answerPusharyQuestion(confirm, 'answered', value)).toEqual({ status: 'answered', value, approved: true })
     }
+    for (const value of ['no', 'maybe', 'yes please', '', 'allow', null]) {
+      expect(answerPusharyQuestion(confirm, 'answered', value)).toEqual({ status: 'answered', value, approved: false })
+    }
+  })
+
+  it('refuses an unconfigured option for a select, whose answer later steps act on', () => {
+    expect(thrown(() => answerPusharyQuestion(select, 'answered', 'enterprise'))).toMatchObject({
+      code: 'invalid_answer',
+      field: 'value',
+    })
   })
 })
 
 describe('isApproved, isAffirmative and describeAnswer', () => {
-  it('isApproved is true only for a confirm answered exactly yes', () => {
-    expect(isApproved({ status: 'answered', type: 'confirm', value: 'yes' })).toBe(true)
-    expect(isApproved({ status: 'answered', type: 'confirm', value: ' OK ' })).toBe(false)
-    expect(isApproved({ status: 'answered', type: 'confirm', value: 'Yes' })).toBe(false)
-    expect(isApproved({ status: 'answered', value: 'yes' })).toBe(false)
-    expect(isApproved({ status: 'answered', type: null, value: 'yes' })).toBe(false)
+  it('isApproved follows the official SDK for confirm: trimmed, case-insensitive affirmative words', () => {
+    for (const value of ['yes', ' OK ', 'Yes', 'Y', 'approve', 'Approved', 'okay', 'confirm', 'accept', 'true']) {
+      expect(isApproved({ status: 'answered', type: 'confirm', value })).toBe(true)
+    }
+    // A missing type is a confirm, as on a hosted callback.
+    expect(isApproved({ status: 'answered', value: 'yes' })).toBe(true)
+    expect(isApproved({ status: 'answered', type: null, value: 'yes' })).toBe(true)
+    expect(isApproved({ status: 'answered', type: 'unknown', value: 'yes' })).toBe(false)
     expect(isApproved({ status: 'answered', type: 'confirm', value: 'nope' })).toBe(false)
+    expect(isApproved({ status: 'answered', type: 'confirm', value: 'maybe' })).toBe(false)
     expect(isApproved({ status: 'answered', type: 'confirm', value: null })).toBe(false)
     expect(isApproved({ status: 'expired', type: 'confirm', value: 'yes' })).toBe(false)
+    expect(isApproved({ status: 'unknown', type: 'confirm', value: 'yes' })).toBe(false)
     expect(isApproved({ status: 'pending', type: 'input', value: 'yes' })).toBe(false)
   })
 
@@ -124,21 +130,12 @@ describe('isApproved, isAffirmative and describeAnswer', () => {
     }
   })
 
-  it('reads exactly "yes" as affirmative and nothing else', () => {
-    expect(isAffirmative('yes')).toBe(true)
-    for (const word of [
-      'y',
-      'approve',
-      'ok',
-      'TRUE',
-      'Yes',
-      ' yes',
-      'no',
-      '',
-      'yes please',
-      null,
-      undefined,
-    ]) {
+  it('reads exactly the nine SDK words as affirmative, trimmed and case-insensitive', () => {
+    for (const word of ['yes', 'y', 'approve', 'approved', 'ok', 'okay', 'confirm', 'accept', 'true']) {
+      expect(isAffirmative(word)).toBe(true)
+      expect(isAffirmative(` ${word.toUpperCase()}\n`)).toBe(true)
+    }
+    for (const word of ['no', '', 'yes please', 'allow', 'yess', 'y e s', null, undefined]) {
       expect(isAffirmative(word)).toBe(false)
     }
   })
@@ -276,15 +273,12 @@ describe('what the question and answer errors tell the caller', () => {
     expect(thrown(() => answerPusharyQuestion(input, 'answered', null))).toMatchObject({
       code: 'invalid_answer',
       operation: 'answerPusharyQuestion',
-      message: expect.stringContaining('an answered decision has no value'),
+      message: expect.stringContaining('an answered input decision has no value'),
     })
     const bare = { question: 'Pick', type: 'select' } as PusharyQuestion
     expect(thrown(() => answerPusharyQuestion(bare, 'answered', 'Stryker was here'))).toMatchObject({
       code: 'invalid_answer',
       message: expect.stringContaining('the answer is not a configured option'),
-    })
-    expect(thrown(() => answerPusharyQuestion(confirm, 'answered', 'ok'))).toMatchObject({
-      message: expect.stringContaining('a confirm answer must be exactly "yes" or "no"'),
     })
   })
 

@@ -120,7 +120,7 @@ describe('text round-trips byte for byte or is refused up front', () => {
         const read = await client(fetch).decisions.get(created.decisionId)
         expect(read.externalId === externalId).toBe(true)
         expect(read.context === context).toBe(true)
-        expect(read.question === question.trim()).toBe(true)
+        expect(read.question === question).toBe(true)
         const listed = await client(fetch).decisions.list({ externalId, limit: 5 })
         expect(listed.decisions.map((d) => d.decisionId)).toContain(created.decisionId)
       }),

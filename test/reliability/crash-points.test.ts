@@ -18,12 +18,12 @@
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Decision } from '../../src/pushary/decision-schemas.js'
 import type { PusharyReview } from '../../src/store/review-schema.js'
 import { createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { buildApp, EXTERNAL_ID, type TestApp } from '../workflows/fixtures/app.js'
 import { openAgentRefund } from '../workflows/fixtures/refund-agent.js'
 import { jsonOf, runCli } from './support/cli.js'
+import type { ListedWithId } from './support/scenario.js'
 import { allDecisions, allReviews, belongsTo, decisionBinding, effectCounts } from './support/scenario.js'
 
 let env: TestEnv
@@ -290,7 +290,7 @@ async function killed(args: string[], crash: Record<string, string>): Promise<vo
  * run) by its saved review's agent run.
  */
 function ownerOf(
-  decision: Decision,
+  decision: ListedWithId,
   reviews: readonly PusharyReview[],
   scenarios: readonly Scenario[],
 ): { scenario: Scenario; op: string } | null {

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createPusharyClient } from '../../src/pushary/client.js'
 import { isPusharyApiError } from '../../src/pushary/errors.js'
+import { isApproved } from '../../src/pushary/question.js'
 import { createPusharyDevServer } from '../../src/server/dev-server.js'
 import { PusharyDevServerError } from '../../src/server/dev-server-error.js'
 import { rejection } from '../helpers/errors.js'
@@ -98,7 +99,7 @@ describe('decisions', () => {
       presentation: { label: 'Refund', risk: 'medium' },
       answeredAt: null,
     })
-    expect(Date.parse(read.expiresAt ?? '') - Date.parse(read.createdAt)).toBe(3_600_000)
+    expect(Date.parse(read.expiresAt ?? '') - Date.parse(read.createdAt ?? '')).toBe(3_600_000)
   })
 
   it('returns the existing decision for a repeated idempotency key, marked idempotent', async () => {
@@ -179,8 +180,8 @@ describe('decisions', () => {
     })
     const input = await h.client.decisions.create({ question: 'Why?', type: 'input' })
     for (const [id, answer] of [
-      [confirm.decisionId, 'maybe'],
-      [confirm.decisionId, 'YES'],
+      [confirm.decisionId, '  '],
+      [confirm.decisionId, 'y'.repeat(2001)],
       [select.decisionId, 'enterprise'],
       [input.decisionId, '   '],
     ] as const) {
@@ -195,6 +196,10 @@ describe('decisions', () => {
       'Because the customer asked',
     )
     expect((await h.client.decisions.get(confirm.decisionId)).status).toBe('pending')
+    // A relayed confirm answer is recorded exactly as given; reading it is the client's rule.
+    const relayed = await h.client.decisions.answer(confirm.decisionId, 'Maybe later')
+    expect(relayed).toMatchObject({ status: 'answered', value: 'Maybe later' })
+    expect(isApproved(await h.client.decisions.get(confirm.decisionId))).toBe(false)
   })
 
   it('cancels a pending decision, and an answer after cancelling gets 409', async () => {
@@ -224,10 +229,10 @@ describe('decisions', () => {
         method === 'POST' ? { answer: 'yes' } : undefined,
       )
       expect(response.status, method).toBe(404)
-      expect(response.json.error).toBe('not_found')
+      expect(response.json.code).toBe('not_found')
     }
     expect((await h.api('GET', '/decisions/dec_missing/deliveries')).status).toBe(404)
-    expect((await h.api('GET', '/no/such/route')).json.error).toBe('not_found')
+    expect((await h.api('GET', '/no/such/route')).json.code).toBe('not_found')
   })
 
   it('lists decisions newest first with externalId and status filters and a cursor', async () => {

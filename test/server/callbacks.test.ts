@@ -94,19 +94,41 @@ describe('callbacks', () => {
     const receiver = await receive([500, 500, 500, 500, 500, 500])
     const h = await start({ callbackRetry: { baseDelayMs: 30, maxAttempts: 3, scanIntervalMs: 20 } })
     const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
-    await h.client.decisions.cancel(decisionId)
+    await h.client.decisions.answer(decisionId, 'no')
     const [delivery] = await eventually(async () => {
       const views = await deliveriesOf(h, decisionId)
       return views[0]?.state === 'failed' ? views : undefined
     })
     await sleep(300)
     expect(receiver.received).toHaveLength(3)
-    expect(delivery).toMatchObject({ state: 'failed', attempts: 3, event: 'decision.cancelled' })
-    expect(JSON.parse(receiver.received[0]?.rawBody ?? '{}')).toMatchObject({
-      event: 'decision.cancelled',
-      status: 'cancelled',
-      answer: null,
+    expect(delivery).toMatchObject({ state: 'failed', attempts: 3, event: 'decision.answered' })
+    // Every attempt carries the same hosted body.
+    expect(new Set(receiver.received.map((r) => r.rawBody)).size).toBe(1)
+    expect(Object.keys(JSON.parse(receiver.received[0]?.rawBody ?? '{}')).sort()).toEqual([
+      'answer',
+      'answeredAt',
+      'correlationId',
+      'value',
+    ])
+  })
+
+  it('calls back nothing for a cancelled or expired decision, as the hosted API', async () => {
+    const receiver = await receive([200, 200, 200])
+    const h = await start({ callbackRetry: { baseDelayMs: 30, scanIntervalMs: 20 } })
+    const cancelled = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
+    await h.client.decisions.cancel(cancelled.decisionId)
+    const expiring = await h.client.decisions.create({
+      question: 'Refund?',
+      callbackUrl: receiver.url,
+      expiresInSeconds: 1,
     })
+    await eventually(async () =>
+      (await h.client.decisions.get(expiring.decisionId)).status === 'expired' ? true : undefined,
+    )
+    await sleep(300)
+    expect(receiver.received).toHaveLength(0)
+    expect(await deliveriesOf(h, cancelled.decisionId)).toEqual([])
+    expect(await deliveriesOf(h, expiring.decisionId)).toEqual([])
   })
 
   it('records an unreachable receiver as a failed attempt and keeps serving', async () => {
@@ -144,7 +166,7 @@ describe('callbacks', () => {
     expect(await deliveriesOf(h, decisionId)).toEqual([])
   })
 
-  it('settles racing answers and a cancel exactly once, with exactly one callback', async () => {
+  it('settles racing answers and a cancel exactly once, with one callback only if an answer won', async () => {
     const receiver = await receive()
     const h = await start()
     const { decisionId } = await h.client.decisions.create({ question: 'Refund?', callbackUrl: receiver.url })
@@ -154,17 +176,19 @@ describe('callbacks', () => {
     const cancel = h.api('DELETE', `/decisions/${decisionId}`)
     const results = await Promise.all(answers)
     const cancelled = await cancel
-    const winners =
-      results.filter((r) => r.status === 200).length + (cancelled.json.cancelled === true ? 1 : 0)
-    expect(winners).toBe(1)
+    const answeredWins = results.filter((r) => r.status === 200).length
+    expect(answeredWins + (cancelled.json.cancelled === true ? 1 : 0)).toBe(1)
     expect(results.every((r) => r.status === 200 || r.status === 409)).toBe(true)
-    await receiver.waitFor(1)
+    if (answeredWins === 1) await receiver.waitFor(1)
     await sleep(300)
-    expect(receiver.received).toHaveLength(1)
+    expect(receiver.received).toHaveLength(answeredWins)
     const final = await h.client.decisions.get(decisionId)
-    expect(JSON.parse(receiver.received[0]?.rawBody ?? '{}')).toMatchObject({
-      status: final.status,
-      value: final.value,
-    })
+    if (answeredWins === 1) {
+      expect(JSON.parse(receiver.received[0]?.rawBody ?? '{}')).toMatchObject({
+        correlationId: decisionId,
+        answer: final.value,
+        value: final.value,
+      })
+    }
   })
 })

@@ -84,7 +84,9 @@ describe('connection limits', () => {
     )
     let pending: string[] = []
     for (let attempt = 0; attempt < 200 && pending.length < 3; attempt += 1) {
-      pending = (await h.client.decisions.list({ status: 'pending' })).decisions.map((d) => d.decisionId)
+      pending = (await h.client.decisions.list({ status: 'pending' })).decisions.flatMap((d) =>
+        d.decisionId ? [d.decisionId] : [],
+      )
     }
     for (const id of pending) await h.client.decisions.answer(id, 'yes')
     for (const result of await Promise.all(asks)) {

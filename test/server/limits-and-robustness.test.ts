@@ -55,7 +55,7 @@ describe('POST /decisions limits', () => {
       const response = await h.api('POST', '/decisions', body)
       expect(response.status).toBe(400)
       expect(response.json.field).toBe(field)
-      expect(String(response.json.message)).toContain(field)
+      expect(String(response.json.error)).toContain(field)
     })
   }
 
@@ -95,7 +95,7 @@ describe('malformed requests', () => {
       rawBody: JSON.stringify({ question: 'Ok?', context: 'x'.repeat(70 * 1024) }),
     })
     expect(response.status).toBe(413)
-    expect(response.json.error).toBe('payload_too_large')
+    expect(response.json.code).toBe('payload_too_large')
   })
 
   it('answers 413 for an oversized body sent without a content length', async () => {
@@ -120,7 +120,7 @@ describe('malformed requests', () => {
     for (const path of ['/decisions', `/decisions/${decisionId}`, '/enroll', '/authorize']) {
       const response = await h.api('POST', path, undefined, { rawBody: '{"question": "unterminated' })
       expect(response.status, path).toBe(400)
-      expect(response.json.error, path).toBe('invalid_json')
+      expect(response.json.code, path).toBe('invalid_json')
     }
   })
 

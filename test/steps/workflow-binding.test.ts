@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { createClient } from '@libsql/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Decision } from '../../src/pushary/decision-schemas.js'
+import { type Decision, decisionSchema } from '../../src/pushary/decision-schemas.js'
 import { deterministicKey } from '../../src/pushary/identity.js'
 import {
   checkWorkflowDecision,
@@ -30,7 +30,7 @@ const binding: PusharyWorkflowBinding = {
 const saved = { ...binding, decisionId: 'dec_1' }
 
 function decisionFor(overrides: Partial<Decision> = {}): Decision {
-  return {
+  return decisionSchema.parse({
     decisionId: 'dec_1',
     status: 'answered',
     answered: true,
@@ -44,7 +44,7 @@ function decisionFor(overrides: Partial<Decision> = {}): Decision {
     answeredAt: new Date().toISOString(),
     expiresAt: null,
     ...overrides,
-  }
+  })
 }
 
 describe('checkWorkflowDecision', () => {

@@ -118,9 +118,11 @@ describe('public types', () => {
 
   it('infers answers, decisions and store results as closed unions', () => {
     expectTypeOf<z.infer<typeof pusharyAnswerSchema>>().toEqualTypeOf<PusharyAnswer>()
-    expectTypeOf<PusharyAnswer['status']>().toEqualTypeOf<'answered' | 'expired' | 'cancelled'>()
+    expectTypeOf<PusharyAnswer['status']>().toEqualTypeOf<'answered' | 'expired' | 'cancelled' | 'unknown'>()
     expectTypeOf<PusharyAnswer['value']>().toEqualTypeOf<string | null>()
-    expectTypeOf<Decision['status']>().toEqualTypeOf<'pending' | 'answered' | 'expired' | 'cancelled'>()
+    expectTypeOf<Decision['status']>().toEqualTypeOf<
+      'pending' | 'answered' | 'expired' | 'cancelled' | 'unknown'
+    >()
     expectTypeOf<ReviewClaimResult>().toEqualTypeOf<'claimed' | 'busy' | 'settled'>()
     expectTypeOf<ReviewState>().toEqualTypeOf<'pending' | 'resuming' | 'completed' | 'stale' | 'uncertain'>()
     expectTypeOf<PusharyReview['target']>().toEqualTypeOf<'agent' | 'workflow-step' | 'batch-parent'>()

@@ -44,11 +44,19 @@ function header(right: SafeHtml | string = ''): SafeHtml {
   return html`<header><h1>Pushary approvals</h1>${right}</header>`
 }
 
-const RISK_TEXT = { low: 'Low risk', medium: 'Medium risk', high: 'High risk' } as const
+const RISK_LEVELS: Readonly<Record<string, string>> = {
+  low: 'Low risk',
+  medium: 'Medium risk',
+  high: 'High risk',
+}
 
+// `risk` is free text (why the action is worth stopping for); the three
+// common levels get their colour, anything else is shown as written.
 function renderRisk(risk: Presentation['risk']): SafeHtml | '' {
   if (risk === undefined || risk === null) return ''
-  return html`<span class="risk risk-${risk}">${RISK_TEXT[risk] ?? `${risk} risk`}</span>`
+  const level = Object.hasOwn(RISK_LEVELS, risk) ? risk : null
+  if (level === null) return html`<span class="risk">${risk}</span>`
+  return html`<span class="risk risk-${level}">${RISK_LEVELS[level] ?? risk}</span>`
 }
 
 function renderChanges(presentation: Presentation, decision: StoredDecision): SafeHtml | '' {

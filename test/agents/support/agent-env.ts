@@ -11,7 +11,7 @@ export async function pendingDecisionOf(client: PusharyClient, externalId: strin
   return waitFor(async () => {
     const { decisions } = await client.decisions.list({ externalId, status: 'pending', limit: 20 })
     const first = decisions[0]
-    return first ? client.decisions.get(first.decisionId) : undefined
+    return first?.decisionId ? client.decisions.get(first.decisionId) : undefined
   })
 }
 

@@ -87,7 +87,7 @@ export async function startFakeDecisionService(apiKey = 'pk_test.sk_secret'): Pr
       return
     }
     if (received.headers.authorization !== `Bearer ${apiKey}`)
-      return json(res, 401, { error: 'unauthorized' })
+      return json(res, 401, { error: 'Invalid or missing API key', code: 'unauthorized' })
 
     const body = (received.body ?? {}) as Record<string, unknown>
     const match = /^\/decisions\/([^/]+)$/.exec(received.path)
@@ -113,11 +113,11 @@ export async function startFakeDecisionService(apiKey = 'pk_test.sk_secret'): Pr
       }
       decisions.set(decision.decisionId, decision)
       if (key) byKey.set(key, decision.decisionId)
-      return json(res, 201, { ...decision, idempotent: false, reachable: true, reachableChannels: ['push'] })
+      return json(res, 201, { ...decision, idempotent: false, reachable: true, reachableChannels: 2 })
     }
     if (decisionId !== undefined) {
       const decision = decisions.get(decisionId)
-      if (!decision) return json(res, 404, { error: 'not_found' })
+      if (!decision) return json(res, 404, { error: 'Decision not found or expired', code: 'not_found' })
       if (received.method === 'GET') {
         const wait = Math.min(55, Number(received.query.wait ?? 0))
         if (decision.status !== 'pending' || !(wait > 0)) return json(res, 200, decision)
@@ -174,7 +174,7 @@ export async function startFakeDecisionService(apiKey = 'pk_test.sk_secret'): Pr
         externalId: received.query.externalId,
         deliverability: 'fallback',
         reachable: false,
-        reachableChannels: [],
+        reachableChannels: 0,
         deviceCount: 0,
         webEndpoints: 0,
         hint: 'nobody enrolled',
@@ -192,7 +192,7 @@ export async function startFakeDecisionService(apiKey = 'pk_test.sk_secret'): Pr
       if (received.method === 'POST') webhookSecret = `whsec_${randomUUID()}`
       return json(res, 200, { webhookSecret })
     }
-    return json(res, 404, { error: 'not_found' })
+    return json(res, 404, { error: 'Decision not found or expired', code: 'not_found' })
   }
 
   const server = createServer((req, res) => {

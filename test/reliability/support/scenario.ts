@@ -6,7 +6,7 @@
 
 import { REVIEW_STATES } from '../../../src/machines/review-lifecycle.js'
 import type { PusharyClient } from '../../../src/pushary/client.js'
-import type { Decision } from '../../../src/pushary/decision-schemas.js'
+import type { ListedDecision } from '../../../src/pushary/decision-schemas.js'
 import type { PusharyReview } from '../../../src/store/review-schema.js'
 import type { PusharyReviewStore } from '../../../src/store/review-store.js'
 import { listEffects } from '../../helpers/mastra.js'
@@ -30,12 +30,15 @@ export function belongsTo(review: { runId: string }, runId: string): boolean {
   return review.runId === runId || review.runId.startsWith(`${runId}~`)
 }
 
+/** A listed decision that carries its id (the local service always sends one). */
+export type ListedWithId = ListedDecision & { decisionId: string }
+
 /** Every decision the service holds, all pages. */
-export async function allDecisions(client: PusharyClient): Promise<Decision[]> {
-  const all: Decision[] = []
+export async function allDecisions(client: PusharyClient): Promise<ListedWithId[]> {
+  const all: ListedWithId[] = []
   for (let cursor: string | undefined; ; ) {
     const page = await client.decisions.list({ limit: 100, ...(cursor ? { cursor } : {}) })
-    all.push(...page.decisions)
+    for (const item of page.decisions) if (item.decisionId) all.push({ ...item, decisionId: item.decisionId })
     if (!page.nextCursor) break
     cursor = page.nextCursor
   }
@@ -44,7 +47,7 @@ export async function allDecisions(client: PusharyClient): Promise<Decision[]> {
 
 /** The binding context a workflow approval step writes on its decision. */
 export function decisionBinding(
-  decision: Decision,
+  decision: Pick<ListedDecision, 'context'>,
 ): { runId: string; operationId: string; workflowId: string } | null {
   try {
     const parsed = JSON.parse(decision.context ?? 'null') as Record<string, unknown> | null

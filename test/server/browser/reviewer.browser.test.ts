@@ -54,7 +54,7 @@ async function startCallbackReceiver(secret: string): Promise<CallbackReceiver> 
     next(decisionId) {
       return new Promise((resolve, reject) => {
         const check = () => {
-          const hit = received.find((callback) => callback.body.decisionId === decisionId)
+          const hit = received.find((callback) => callback.body.correlationId === decisionId)
           if (hit === undefined) return false
           waiters.delete(check)
           clearTimeout(timer)
@@ -236,7 +236,7 @@ describe('reviewer page in Chromium at 375 px', () => {
     expect(decision).toMatchObject({ status: 'answered', answered: true, value: 'yes' })
     const callback = await receiver.next(decisionId)
     expect(callback.verified).toBe(true)
-    expect(callback.body).toMatchObject({ event: 'decision.answered', decisionId, answer: 'yes' })
+    expect(callback.body).toMatchObject({ correlationId: decisionId, answer: 'yes', value: 'yes' })
   })
 
   it('answers a select with the tapped option and an input with the typed text', async () => {
@@ -271,7 +271,7 @@ describe('reviewer page in Chromium at 375 px', () => {
     })
     expect(await receiver.next(inputId)).toMatchObject({
       verified: true,
-      body: { event: 'decision.answered', answer: 'Parcel arrived damaged' },
+      body: { correlationId: inputId, answer: 'Parcel arrived damaged' },
     })
   })
 
