@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPusharyAgentReview } from '../../src/agents/open-review.js'
 import { resolvePusharyApprovals } from '../../src/agents/resolve-approvals.js'
+import { toolResults } from '../agents/support/agent-env.js'
 import { EXTERNAL_ID, type HostedApp, startHostedApp } from './hosted-app.js'
 
 let app: HostedApp
@@ -170,6 +171,12 @@ describe('agent: blocking ask tool against the hosted wire', () => {
     ])
     expect(output.finishReason).not.toBe('suspended')
     expect(output.text).toBe(expected === 1 ? 'Refunded.' : 'Not refunded: the customer did not agree.')
+    // The tool returned the answer as given (no tool error standing in for a decline).
+    expect(toolResults(output).get(`ask-${orderId}`)).toEqual({
+      status: 'answered',
+      value,
+      approved: expected === 1,
+    })
     expect(await effects('blocking-asker-refund', orderId)).toBe(expected)
     expect(fake.pages).toBe(before + 1)
   })
