@@ -261,6 +261,25 @@ describe('client against the hosted wire', () => {
     expect(creates().length).toBe(postsBefore + 1)
   })
 
+  it('never opens a second decision for an ask without a caller key whose create response is lost', async () => {
+    const before = fake.pages
+    const postsBefore = creates().length
+    fake.oddNext('create', { status: 502, body: { error: 'Bad gateway' } }, { afterHandling: true })
+    const outcome = await client.decisions
+      .ask({ question: 'Refund order l-3?', externalId: 'customer_1', timeoutMs: 0 })
+      .catch((caught: unknown) => caught)
+    // Either ask retried with its own key and found the decision, or it failed loudly; never a new key.
+    if (outcome instanceof Error) expect(outcome).toMatchObject({ status: 502 })
+    else expect(outcome).toMatchObject({ decisionId: [...fake.decisions.values()].at(-1)?.decisionId })
+    expect(fake.pages).toBe(before + 1)
+    const keys = creates()
+      .slice(postsBefore)
+      .map((request) => (request.body as { idempotencyKey?: string }).idempotencyKey)
+    expect(keys.length).toBeGreaterThan(0)
+    expect(new Set(keys).size).toBe(1)
+    expect(typeof keys[0]).toBe('string')
+  })
+
   it('computes deterministicKey as the SDK does (parts joined by NUL, SHA-256 hex, first 40)', () => {
     const sdk = (parts: string[]) =>
       createHash('sha256').update(parts.join('\0'), 'utf8').digest('hex').slice(0, 40)
