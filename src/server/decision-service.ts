@@ -164,10 +164,10 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
         status: 'invalid_answer',
         message:
           decision.type === 'select'
-              ? `The answer must be one of: ${(decision.options ?? []).join(', ')}.`
-              : error instanceof Error
-                ? error.message
-                : 'Invalid answer.',
+            ? `The answer must be one of: ${(decision.options ?? []).join(', ')}.`
+            : error instanceof Error
+              ? error.message
+              : 'Invalid answer.',
       }
     }
     const outcome = await repo.transition(decisionId, 'answered', { nowMs: deps.now(), value, source })

@@ -2,7 +2,7 @@ import { createStep } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
-import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
+import { isAffirmative, type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 
 /**
  * The only answer that is permission: a confirm answered `yes`. Declare it
@@ -17,7 +17,8 @@ import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
  */
 export const pusharyApprovedAnswerSchema = z.object({
   status: z.literal('answered'),
-  value: z.literal('yes'),
+  // The answer as given ('yes', ' OK '…): one of the affirmative words.
+  value: z.string().refine(isAffirmative, { message: 'an approved answer is an affirmative confirm answer' }),
   approved: z.literal(true),
 })
 /** @example const ok: PusharyApprovedAnswer = { status: 'answered', value: 'yes', approved: true } */

@@ -63,7 +63,12 @@ describe('createPusharyClient configuration', () => {
         expect.objectContaining({ code: 'invalid_api_key', field: 'apiKey' }),
       )
     }
-    for (const baseUrl of ['ftp://127.0.0.1/api', 'http://127.0.0.1:1/api?x=1', 'not a url', 'http://u:p@127.0.0.1/']) {
+    for (const baseUrl of [
+      'ftp://127.0.0.1/api',
+      'http://127.0.0.1:1/api?x=1',
+      'not a url',
+      'http://u:p@127.0.0.1/',
+    ]) {
       expect(() => createPusharyClient({ apiKey: service.apiKey, baseUrl })).toThrow(
         expect.objectContaining({ code: 'invalid_base_url', field: 'baseUrl' }),
       )
@@ -71,7 +76,10 @@ describe('createPusharyClient configuration', () => {
   })
 
   it('accepts any http(s) base URL and a key with a dot in its prefix, as the official SDK does', async () => {
-    const proxied = createPusharyClient({ apiKey: 'pk.live.sk_1', baseUrl: 'http://127.0.0.1:1/gateway/pushary' })
+    const proxied = createPusharyClient({
+      apiKey: 'pk.live.sk_1',
+      baseUrl: 'http://127.0.0.1:1/gateway/pushary',
+    })
     expect(proxied.baseUrl).toBe('http://127.0.0.1:1/gateway/pushary')
   })
 

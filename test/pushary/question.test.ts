@@ -91,10 +91,18 @@ describe('answerPusharyQuestion', () => {
 
   it('settles any answered confirm without a throw: affirmative words approve, the rest decline as given', () => {
     for (const value of ['Yes', ' approve ', 'OK', 'y', 'TRUE', 'Accept', 'okay', 'confirm', 'approved']) {
-      expect(answerPusharyQuestion(confirm, 'answered', value)).toEqual({ status: 'answered', value, approved: true })
+      expect(answerPusharyQuestion(confirm, 'answered', value)).toEqual({
+        status: 'answered',
+        value,
+        approved: true,
+      })
     }
     for (const value of ['no', 'maybe', 'yes please', '', 'allow', null]) {
-      expect(answerPusharyQuestion(confirm, 'answered', value)).toEqual({ status: 'answered', value, approved: false })
+      expect(answerPusharyQuestion(confirm, 'answered', value)).toEqual({
+        status: 'answered',
+        value,
+        approved: false,
+      })
     }
   })
 
@@ -108,7 +116,18 @@ describe('answerPusharyQuestion', () => {
 
 describe('isApproved, isAffirmative and describeAnswer', () => {
   it('isApproved follows the official SDK for confirm: trimmed, case-insensitive affirmative words', () => {
-    for (const value of ['yes', ' OK ', 'Yes', 'Y', 'approve', 'Approved', 'okay', 'confirm', 'accept', 'true']) {
+    for (const value of [
+      'yes',
+      ' OK ',
+      'Yes',
+      'Y',
+      'approve',
+      'Approved',
+      'okay',
+      'confirm',
+      'accept',
+      'true',
+    ]) {
       expect(isApproved({ status: 'answered', type: 'confirm', value })).toBe(true)
     }
     // A missing type is a confirm, as on a hosted callback.

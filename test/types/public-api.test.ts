@@ -111,7 +111,7 @@ describe('public types', () => {
     expect(ungated).toBeDefined()
     expectTypeOf<z.infer<typeof pusharyApprovedAnswerSchema>>().toEqualTypeOf<{
       status: 'answered'
-      value: 'yes'
+      value: string
       approved: true
     }>()
   })
