@@ -21,14 +21,19 @@ import { questionSuspensionOf } from './question-suspension.js'
 import type { PusharyReasonCode } from './review-status.js'
 import { loadRunSnapshot } from './run-snapshot.js'
 
-/** What the review's `resume-agent` step did, read from its finished run. */
-export type AgentReviewAction = 'approved' | 'declined' | 'answered'
+/**
+ * What the review's `resume-agent` step did, read from its finished run.
+ *
+ * @example
+ * if (outcome.status === 'duplicate' && outcome.action === 'approved') await markApproved(outcome.decisionId)
+ */
+export type PusharyAgentReviewAction = 'approved' | 'declined' | 'answered'
 
 /** Where the review's workflow run stands. */
 export type ReviewRunState =
   | { state: 'waiting' }
   | { state: 'resuming'; runId: string }
-  | { state: 'finished'; runId: string; action?: AgentReviewAction }
+  | { state: 'finished'; runId: string; action?: PusharyAgentReviewAction }
   | { state: 'ended'; runId: string; status: string }
 
 /** A stale cause: its stable code and its text. */
@@ -37,7 +42,7 @@ export interface StaleCause {
   reason: string
 }
 
-function actionOf(result: unknown): AgentReviewAction | undefined {
+function actionOf(result: unknown): PusharyAgentReviewAction | undefined {
   const action = (result as { action?: unknown } | null | undefined)?.action
   return action === 'approved' || action === 'declined' || action === 'answered' ? action : undefined
 }

@@ -6,7 +6,7 @@
 import type { PusharyAnswer } from '../pushary/question.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
-import type { AgentReviewAction, ReviewRunState } from './agent-resume-causes.js'
+import type { PusharyAgentReviewAction, ReviewRunState } from './agent-resume-causes.js'
 import type { PusharySuspendedAgentRun } from './agent-shapes.js'
 import { type PusharyReasonCode, settledResult } from './review-status.js'
 
@@ -40,7 +40,7 @@ export type PusharyAgentResumeOutcome<TOutput = unknown> =
        * caller that does not share this store resumed the review's workflow
        * run), so a losing resolver reports the winner's outcome.
        */
-      action?: AgentReviewAction
+      action?: PusharyAgentReviewAction
     }
   | {
       status: 'busy'
