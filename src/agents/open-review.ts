@@ -4,7 +4,12 @@ import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
-import { checkedAgent, checkedReviewStore, durableMastraOf } from '../workflows/agent-config.js'
+import {
+  APPROVABLE_AGENT_METHODS,
+  checkedAgent,
+  checkedReviewStore,
+  durableMastraOf,
+} from '../workflows/agent-config.js'
 import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
 import { normalizeSuspendedCall, type PusharyApprovableAgent } from '../workflows/agent-shapes.js'
 import { autoResumedBy } from '../workflows/auto-resume.js'
@@ -97,7 +102,7 @@ export async function openPusharyAgentReview(
   // store found after the decision was created would leave a person asked
   // with no review behind the question.
   const store = checkedReviewStore(target.store, operation)
-  checkedAgent(target.agent, operation, ['listSuspendedRuns'])
+  checkedAgent(target.agent, operation, APPROVABLE_AGENT_METHODS)
   const mastra = durableMastraOf(target.agent, target.mastra, operation)
   const client = resolvePusharyClient(config, operation)
 

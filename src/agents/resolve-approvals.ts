@@ -2,7 +2,12 @@ import type { Mastra } from '@mastra/core/mastra'
 import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
-import { checkedAgent, checkedReviewStore, durableMastraOf } from '../workflows/agent-config.js'
+import {
+  APPROVABLE_AGENT_METHODS,
+  checkedAgent,
+  checkedReviewStore,
+  durableMastraOf,
+} from '../workflows/agent-config.js'
 import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
 import {
   type NormalizedCall,
@@ -117,7 +122,7 @@ function validate(
     throw new PusharyValidationError({ code: 'invalid_options', operation, field, message: text })
   }
   if (!target || typeof target !== 'object' || !target.agent) fail('target.agent', 'the agent is required')
-  checkedAgent(target.agent, operation, ['listSuspendedRuns'], 'target.agent')
+  checkedAgent(target.agent, operation, APPROVABLE_AGENT_METHODS, 'target.agent')
   if (config.store !== undefined) checkedReviewStore(config.store, operation, 'config.store')
   // Every approval runs as a review workflow run on the agent's Mastra: refused
   // here, before any run is listed or anyone is asked, not per call later.

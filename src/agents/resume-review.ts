@@ -3,7 +3,12 @@ import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
-import { checkedAgent, checkedReviewStore, durableMastraOf } from '../workflows/agent-config.js'
+import {
+  APPROVABLE_AGENT_METHODS,
+  checkedAgent,
+  checkedReviewStore,
+  durableMastraOf,
+} from '../workflows/agent-config.js'
 import {
   type AgentResumeRefusal,
   type PusharyAgentResumeOutcome,
@@ -75,7 +80,7 @@ export async function resumePusharyAgentReview<TOutput = unknown>(
   }
   // The whole configuration is checked before the decision is read.
   const store = checkedReviewStore(target.store, operation)
-  const agent = checkedAgent(target.agent, operation, ['listSuspendedRuns'])
+  const agent = checkedAgent(target.agent, operation, APPROVABLE_AGENT_METHODS)
   const mastra = durableMastraOf(agent, target.mastra, operation)
   const client = resolvePusharyClient(config, operation)
   const result = await resumeAgentReview<TOutput>({

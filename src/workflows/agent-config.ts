@@ -14,6 +14,19 @@ import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 /** Mastra's own fallback when `new Mastra({ storage })` was not given (`InMemoryStore`). */
 const IN_MEMORY_STORAGE = 'InMemoryStorage'
 
+/**
+ * What a review's agent must offer: listing its suspended runs and the native
+ * approve/decline calls, generate and stream (a native `Agent` or
+ * `DurableAgent` has them all).
+ */
+export const APPROVABLE_AGENT_METHODS = [
+  'listSuspendedRuns',
+  'approveToolCallGenerate',
+  'declineToolCallGenerate',
+  'approveToolCall',
+  'declineToolCall',
+] as const
+
 function fail(operation: string, field: string, message: string): never {
   throw new PusharyValidationError({ code: 'invalid_options', operation, field, message })
 }
