@@ -220,6 +220,8 @@ export type {
 export type { PusharyReviewSubject } from './agents/review-subject.js'
 export type { PusharyAgentReviewStore } from './store/agent-review-store.js'
 export type { PusharyAgentResumeOutcome } from './workflows/agent-review-resume.js'
+export type { PusharyAgentReviewAction } from './workflows/agent-resume-causes.js'
+export type { PusharyReasonCode } from './workflows/review-status.js'
 export type {
   PusharyApprovableAgent,
   PusharyResumableAgent,

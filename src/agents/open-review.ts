@@ -4,6 +4,12 @@ import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
+import {
+  APPROVABLE_AGENT_METHODS,
+  checkedAgent,
+  checkedReviewStore,
+  durableMastraOf,
+} from '../workflows/agent-config.js'
 import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
 import { normalizeSuspendedCall, type PusharyApprovableAgent } from '../workflows/agent-shapes.js'
 import { autoResumedBy } from '../workflows/auto-resume.js'
@@ -44,20 +50,6 @@ const deliverySchema = z.object({
   expiresInSeconds: z.number().int().min(1).max(2_592_000).optional(),
   requireReachable: z.boolean().optional(),
 })
-
-function mastraOf(target: PusharyAgentReviewTarget, operation: string): Mastra {
-  const mastra =
-    target.mastra ?? (target.agent as { getMastraInstance?: () => Mastra | undefined }).getMastraInstance?.()
-  if (!mastra) {
-    throw new PusharyValidationError({
-      code: 'invalid_options',
-      operation,
-      field: 'agent',
-      message: 'register the agent on a Mastra with storage (or pass target.mastra)',
-    })
-  }
-  return mastra
-}
 
 /**
  * Opens the phone review of one suspended agent tool call, after Mastra
@@ -106,8 +98,13 @@ export async function openPusharyAgentReview(
       fieldPrefix: 'target',
     })
   }
+  // The whole configuration is checked before anything is asked: a missing
+  // store found after the decision was created would leave a person asked
+  // with no review behind the question.
+  const store = checkedReviewStore(target.store, operation)
+  checkedAgent(target.agent, operation, APPROVABLE_AGENT_METHODS)
+  const mastra = durableMastraOf(target.agent, target.mastra, operation)
   const client = resolvePusharyClient(config, operation)
-  const mastra = mastraOf(target, operation)
 
   const { runs } = await target.agent.listSuspendedRuns()
   const listed = runs.find((candidate) => candidate.runId === runId)
@@ -154,6 +151,6 @@ export async function openPusharyAgentReview(
     correlationId: decisionId,
     state: 'pending',
   }
-  await target.store.save(review)
+  await store.save(review)
   return review
 }

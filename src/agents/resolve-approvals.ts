@@ -1,9 +1,13 @@
 import type { Mastra } from '@mastra/core/mastra'
-import type { PusharyClient } from '../pushary/client.js'
 import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
-import { resumeAgentReview } from '../workflows/agent-review-resume.js'
+import {
+  APPROVABLE_AGENT_METHODS,
+  checkedAgent,
+  checkedReviewStore,
+  durableMastraOf,
+} from '../workflows/agent-config.js'
 import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
 import {
   type NormalizedCall,
@@ -12,6 +16,9 @@ import {
   type PusharySuspendedAgentRun,
 } from '../workflows/agent-shapes.js'
 import { withDurableApprovals } from '../workflows/durable-approvals.js'
+import type { PusharyReasonCode } from '../workflows/review-status.js'
+import { nothingFoundReason } from './nothing-found.js'
+import { resumeOnce, waitForAnswer } from './resolution-waits.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
 import { createRunLocalStore } from './run-local-store.js'
 
@@ -72,6 +79,12 @@ export interface PusharyResolvedApproval<TOutput = unknown> {
   toolCallId?: string | undefined
   approved: boolean
   reason?: string
+  /**
+   * Why this entry is not this call's own resume: `resumed_elsewhere` when a
+   * concurrent resolver resumed it first (`approved` is that resolver's
+   * verdict, `output` is with it), or the code of a failed resume.
+   */
+  reasonCode?: PusharyReasonCode
   output?: TOutput
   reviewError?: string
   resumeError?: string
@@ -82,7 +95,13 @@ export interface PusharyResolvedApproval<TOutput = unknown> {
 export interface PusharyApprovalOutcome<TOutput = unknown> {
   resolved: PusharyResolvedApproval<TOutput>[]
   pending: PusharySuspendedAgentRun[]
+  /** Suspended approvals found (handled or left pending); `0` reads as nothing to approve, never as approval. */
+  found: number
+  /** True only when at least one approval was found and every one was approved. */
   allApproved: boolean
+  /** Set when nothing was found: `nothing_found`, with `reason` naming the likely cause. */
+  reasonCode?: 'nothing_found'
+  reason?: string
 }
 
 function message(error: unknown): string {
@@ -94,28 +113,20 @@ async function finishOf(output: unknown): Promise<unknown> {
   return reason instanceof Promise ? await reason : reason
 }
 
-async function waitForAnswer(client: PusharyClient, decisionId: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const remaining = deadline - Date.now()
-    const decision = await client.decisions.get(
-      decisionId,
-      remaining > 0 ? { wait: Math.min(50, Math.ceil(remaining / 1000)) } : {},
-    )
-    if (decision.status !== 'pending') return
-    if (Date.now() >= deadline) break
-  }
-  // The local wait ended: withdraw the question so it resolves as cancelled,
-  // which declines the call (fail closed; a late "yes" cannot approve it).
-  await client.decisions.cancel(decisionId)
-}
-
-function validate(config: PusharyApprovalConfig, target: PusharyApprovalTarget): number {
+function validate(
+  config: PusharyApprovalConfig,
+  target: PusharyApprovalTarget,
+): { maxApprovals: number; mastra: Mastra } {
   const operation = 'resolvePusharyApprovals'
   const fail = (field: string, text: string): never => {
     throw new PusharyValidationError({ code: 'invalid_options', operation, field, message: text })
   }
   if (!target || typeof target !== 'object' || !target.agent) fail('target.agent', 'the agent is required')
+  checkedAgent(target.agent, operation, APPROVABLE_AGENT_METHODS, 'target.agent')
+  if (config.store !== undefined) checkedReviewStore(config.store, operation, 'config.store')
+  // Every approval runs as a review workflow run on the agent's Mastra: refused
+  // here, before any run is listed or anyone is asked, not per call later.
+  const mastra = durableMastraOf(target.agent, target.mastra, operation)
   if (!target.runs && !target.threadId && !target.resourceId) {
     fail(
       'target',
@@ -128,7 +139,7 @@ function validate(config: PusharyApprovalConfig, target: PusharyApprovalTarget):
   if (typeof config.externalId === 'string')
     checkedId(config.externalId, 'config.externalId', operation, true)
   else if (typeof config.externalId !== 'function') fail('config.externalId', 'the customer is required')
-  return max
+  return { maxApprovals: max, mastra }
 }
 
 /**
@@ -150,11 +161,9 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
   target: PusharyApprovalTarget,
 ): Promise<PusharyApprovalOutcome<TOutput>> {
   const operation = 'resolvePusharyApprovals'
-  const maxApprovals = validate(config, target)
+  const { maxApprovals, mastra } = validate(config, target)
   const client = resolvePusharyClient(config, operation)
   const agent = target.agent
-  const mastra =
-    target.mastra ?? (agent as { getMastraInstance?: () => Mastra | undefined }).getMastraInstance?.()
   const scope = {
     ...(target.threadId ? { threadId: target.threadId } : {}),
     ...(target.resourceId ? { resourceId: target.resourceId } : {}),
@@ -163,6 +172,7 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
   const resolved: PusharyResolvedApproval<TOutput>[] = []
   const pending: PusharySuspendedAgentRun[] = []
   const mode = target.stream ? 'stream' : 'generate'
+  let found = 0
 
   for (const first of initial) {
     let run: PusharySuspendedAgentRun | undefined = first
@@ -180,6 +190,7 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
       const call: NormalizedCall | undefined = current.toolCalls
         .map(normalizeSuspendedCall)
         .find((candidate) => candidate.kind === 'approval' && !seen.has(String(candidate.toolCallId)))
+      if (call) found++
       if (!call || resolved.length >= maxApprovals) {
         pending.push(current)
         break
@@ -204,7 +215,6 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
       try {
         if (!call.toolCallId || !call.toolName)
           throw new Error('suspended approvals require a toolCallId and toolName')
-        if (!mastra) throw new Error('register the agent on a Mastra with storage')
         const externalId =
           typeof config.externalId === 'function' ? config.externalId(view) : config.externalId
         const question = config.question?.(view)
@@ -280,15 +290,28 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
         pending.push(current)
         break
       }
-      let outcome: Awaited<ReturnType<typeof resumeAgentReview<TOutput>>>
-      try {
-        outcome = await resumeAgentReview<TOutput>({ client, store, decisionId, agent, mastra, mode })
-      } catch (error) {
-        outcome = { status: 'uncertain', decisionId, reason: message(error) }
+      const outcome = await resumeOnce<TOutput>(
+        { client, store, decisionId, agent, mastra, mode },
+        config.timeoutMs ?? 55_000,
+      )
+      if (outcome.status === 'duplicate' && outcome.reasonCode === 'resumed_elsewhere' && outcome.action) {
+        // A concurrent resolver won: report its verdict, and leave the run's
+        // later suspensions (if any) to it, listed as pending here.
+        entry.approved = outcome.action === 'approved'
+        entry.reason = outcome.reason
+        entry.reasonCode = outcome.reasonCode
+        resolved.push(entry)
+        const again = (await agent.listSuspendedRuns(scope).catch(() => ({ runs: [] }))).runs
+        pending.push(...again.filter((candidate) => candidate.runId === current.runId))
+        break
       }
       if (outcome.status !== 'resumed') {
         const reason = 'reason' in outcome && outcome.reason ? outcome.reason : outcome.status
-        resolved.push({ ...entry, resumeError: `${outcome.status}: ${reason}` })
+        resolved.push({
+          ...entry,
+          resumeError: `${outcome.status}: ${reason}`,
+          ...('reasonCode' in outcome && outcome.reasonCode ? { reasonCode: outcome.reasonCode } : {}),
+        })
         pending.push(current)
         break
       }
@@ -304,10 +327,21 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
       run = outcome.pending[0]
     }
   }
+  // Vacuous truth is no approval: nothing found is reported as such.
   const allApproved =
+    found > 0 &&
+    resolved.length > 0 &&
     pending.length === 0 &&
     resolved.every(
       (entry) => entry.approved && !entry.reviewError && !entry.resumeError && !entry.discoveryError,
     )
-  return { resolved, pending, allApproved }
+  if (found > 0) return { resolved, pending, found, allApproved }
+  return {
+    resolved,
+    pending,
+    found,
+    allApproved,
+    reasonCode: 'nothing_found',
+    reason: await nothingFoundReason(agent, mastra, target.runs?.length, scope, initial.length),
+  }
 }

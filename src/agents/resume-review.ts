@@ -4,6 +4,12 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import {
+  APPROVABLE_AGENT_METHODS,
+  checkedAgent,
+  checkedReviewStore,
+  durableMastraOf,
+} from '../workflows/agent-config.js'
+import {
   type AgentResumeRefusal,
   type PusharyAgentResumeOutcome,
   resumeAgentReview,
@@ -64,13 +70,25 @@ export async function resumePusharyAgentReview<TOutput = unknown>(
   target: PusharyAgentResumeTarget,
 ): Promise<PusharyAgentResumeOutcome<TOutput>> {
   const operation = 'resumePusharyAgentReview'
+  if (!target || typeof target !== 'object') {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation,
+      field: 'target',
+      message: 'target is required',
+    })
+  }
+  // The whole configuration is checked before the decision is read.
+  const store = checkedReviewStore(target.store, operation)
+  const agent = checkedAgent(target.agent, operation, APPROVABLE_AGENT_METHODS)
+  const mastra = durableMastraOf(agent, target.mastra, operation)
   const client = resolvePusharyClient(config, operation)
   const result = await resumeAgentReview<TOutput>({
     client,
-    store: target.store,
+    store,
     decisionId: target.decisionId,
-    agent: target.agent,
-    mastra: target.mastra,
+    agent,
+    mastra,
     expect: { agentId: target.agentId, externalId: target.externalId },
     currentActionVersion: target.currentActionVersion,
     mode: target.stream ? 'stream' : 'generate',
@@ -78,7 +96,13 @@ export async function resumePusharyAgentReview<TOutput = unknown>(
   })
   if (result.status === 'recovery_needed') {
     // The README's statuses stay closed: a crash-left claim is `busy` that retrying never clears.
-    return { status: 'busy', decisionId: result.decisionId, reason: result.reason, recoveryNeeded: true }
+    return {
+      status: 'busy',
+      decisionId: result.decisionId,
+      reason: result.reason,
+      reasonCode: result.reasonCode,
+      recoveryNeeded: true,
+    }
   }
   if (isRefusal(result)) {
     const mismatch = result.status === 'mismatch'

@@ -43,13 +43,23 @@ export async function resumeAgentForDispatch(
         },
       }
     case 'unknown':
-      return { status: 'unknown', decisionId, reason: outcome.reason ?? 'no review is saved' }
+      return {
+        status: 'unknown',
+        decisionId,
+        reason: outcome.reason ?? 'no review is saved',
+        ...(outcome.reasonCode ? { reasonCode: outcome.reasonCode } : {}),
+      }
     case 'pending':
     case 'busy':
     case 'duplicate':
-      return { status: outcome.status, decisionId, ...(outcome.reason ? { reason: outcome.reason } : {}) }
+      return {
+        status: outcome.status,
+        decisionId,
+        ...(outcome.reason ? { reason: outcome.reason } : {}),
+        ...(outcome.reasonCode ? { reasonCode: outcome.reasonCode } : {}),
+      }
     case 'recovery_needed':
-      return { status: 'recovery_needed', decisionId, reason: outcome.reason }
+      return { status: 'recovery_needed', decisionId, reason: outcome.reason, reasonCode: outcome.reasonCode }
     default:
       return outcome
   }

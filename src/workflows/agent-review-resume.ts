@@ -17,62 +17,19 @@ import { idSchema } from '../pushary/identity.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import { type PusharyAgentReview, pusharyAgentReviewSchema } from '../store/review-schema.js'
-import { checkAgentDecision, inputFingerprint } from './agent-binding.js'
+import { checkAgentDecision } from './agent-binding.js'
+import { reviewRunState, staleCallCause } from './agent-resume-causes.js'
 import { questionResumeData, resumeDataProblem } from './agent-resume-data.js'
+import type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
+import { claimRefused, endStale, releaseClaim, resumedByAnother } from './agent-resume-outcome.js'
 import { resumeAgentReviewRun } from './agent-review-workflow.js'
-import {
-  normalizeSuspendedCall,
-  type PusharyResumableAgent,
-  type PusharySuspendedAgentRun,
-} from './agent-shapes.js'
+import type { PusharyResumableAgent } from './agent-shapes.js'
 import { autoResumedBy } from './auto-resume.js'
 import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from './claim-lease.js'
 import { withDurableApprovals } from './durable-approvals.js'
-import { questionSuspensionOf } from './question-suspension.js'
 import { storedStateResult } from './review-status.js'
 
-/**
- * Outcome of resuming one agent review. Retry later on `unknown`, `busy` and
- * `pending`; `stale` means regenerate the action and open a new review;
- * `uncertain` needs an operator; `duplicate` was already done.
- *
- * @example
- * if (outcome.status === 'resumed') await saveAgentOutput(outcome.review.runId, outcome.output)
- */
-export type PusharyAgentResumeOutcome<TOutput = unknown> =
-  | {
-      status: 'resumed'
-      decisionId: string
-      review: PusharyAgentReview
-      answer: PusharyAnswer
-      output: TOutput
-      /** Suspensions of the same run after this resume; open reviews for them. */
-      pending: PusharySuspendedAgentRun[]
-      discoveryError?: string
-    }
-  | { status: 'pending' | 'duplicate' | 'unknown'; decisionId: string; reason?: string }
-  | {
-      status: 'busy'
-      decisionId: string
-      reason?: string
-      /**
-       * Set when the review's claim holder stopped keeping it alive for a
-       * whole claim lease (it crashed): retrying never helps; call
-       * `dispatcher.recover(decisionId)`.
-       */
-      recoveryNeeded?: true
-    }
-  | { status: 'stale'; decisionId: string; reason: string; persistenceError?: string }
-  | { status: 'uncertain'; decisionId: string; reason: string; output?: TOutput; persistenceError?: string }
-
-/**
- * Refusals before any claim (the public helper throws them as typed errors),
- * and a claim left by a crashed holder (the public helper reports it `busy`
- * with `recoveryNeeded`, the dispatcher `recovery_needed`).
- */
-export type AgentResumeRefusal =
-  | { status: 'mismatch' | 'invalid_answer'; decisionId: string; reason: string }
-  | { status: 'recovery_needed'; decisionId: string; reason: string }
+export type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
 
 export interface AgentReviewResumeInput {
   client: PusharyClient
@@ -101,59 +58,6 @@ function mastraOf(input: AgentReviewResumeInput): Mastra | undefined {
 }
 
 /**
- * Whether the suspended run still holds exactly the call the review was opened for.
- */
-function isSameCall(review: PusharyAgentReview, run: PusharySuspendedAgentRun | undefined): boolean {
-  if (!run || run.threadId !== review.threadId || run.resourceId !== review.resourceId) return false
-  const raw = run.toolCalls.find((call) => call.toolCallId === review.toolCallId)
-  if (!raw) return false
-  const call = normalizeSuspendedCall(raw)
-  if (call.toolName !== review.toolName) return false
-  if (review.kind === 'approval') {
-    return call.kind === 'approval' && inputFingerprint(call.args) === review.inputHash
-  }
-  const question = call.kind === 'suspend' ? questionSuspensionOf(call.suspendPayload) : null
-  return (
-    question !== null &&
-    question.externalId === review.externalId &&
-    inputFingerprint(question.request) === review.inputHash
-  )
-}
-
-/** Ends a claimed review `stale`: it never resumes; the action is regenerated and reviewed anew. */
-async function endStale(
-  store: PusharyAgentReviewStore,
-  decisionId: string,
-  reason: string,
-): Promise<PusharyAgentResumeOutcome<never>> {
-  try {
-    await store.finish(decisionId, 'stale', reason)
-    return { status: 'stale', decisionId, reason }
-  } catch (error) {
-    return { status: 'stale', decisionId, reason, persistenceError: message(error) }
-  }
-}
-
-/**
- * The approval step refused the answer on its own re-read (it could not read
- * the decision, or the service disagreed) and suspended again: the native
- * agent was never touched, so the claim is released (`NOT_APPLIED`) and the
- * answer is retried, instead of an `uncertain` nobody may retry.
- */
-async function releaseClaim(
-  store: PusharyAgentReviewStore,
-  decisionId: string,
-): Promise<PusharyAgentResumeOutcome<never>> {
-  const reason = 'the approval step is still suspended after the resume; nothing ran'
-  try {
-    await store.finish(decisionId, 'pending', reason)
-    return { status: 'pending', decisionId, reason }
-  } catch (error) {
-    return { status: 'uncertain', decisionId, reason, persistenceError: message(error) }
-  }
-}
-
-/**
  * Verifies, claims and resumes one agent review (see the module comment).
  *
  * @example
@@ -173,7 +77,14 @@ export async function resumeAgentReview<TOutput = unknown>(
   }
   const decisionId = parsedId.data
   const raw = await input.store.get(decisionId)
-  if (!raw) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
+  if (!raw) {
+    return {
+      status: 'unknown',
+      decisionId,
+      reason: 'no review is saved for this decision yet',
+      reasonCode: 'no_review',
+    }
+  }
   const parsed = pusharyAgentReviewSchema.safeParse(raw)
   if (!parsed.success) {
     throw PusharyValidationError.fromZod(parsed.error, {
@@ -213,7 +124,14 @@ export async function resumeAgentReview<TOutput = unknown>(
   const decision = await input.client.decisions.get(decisionId)
   const mismatch = checkAgentDecision(review, decision)
   if (mismatch) return { status: 'mismatch', decisionId, reason: mismatch }
-  if (decision.status === 'pending') return { status: 'pending', decisionId }
+  if (decision.status === 'pending') {
+    return {
+      status: 'pending',
+      decisionId,
+      reason: 'the person has not answered yet',
+      reasonCode: 'not_answered',
+    }
+  }
   let answer: PusharyAnswer
   try {
     answer = answerPusharyQuestion(review.question, decision.status, decision.value)
@@ -246,15 +164,11 @@ export async function resumeAgentReview<TOutput = unknown>(
   }
   // Read before the claim: a memory that cannot be read leaves the review pending (retried), never uncertain.
   const autoResumed = await autoResumedBy(agent, review)
+  // A storage that does not know the review run is refused here, before the claim.
+  await reviewRunState(mastra, review, operation)
 
-  switch (await input.store.claim(decisionId, review.runId)) {
-    case 'claimed':
-      break
-    case 'busy':
-      return { status: 'busy', decisionId }
-    case 'settled':
-      return { status: 'duplicate', decisionId }
-  }
+  const claim = await input.store.claim(decisionId, review.runId)
+  if (claim !== 'claimed') return claimRefused(input.store, review, claim)
 
   const scope = {
     ...(review.threadId === undefined ? {} : { threadId: review.threadId }),
@@ -268,20 +182,31 @@ export async function resumeAgentReview<TOutput = unknown>(
     hasClaimLease(input.store) ? whileHoldingClaim(input.store, decisionId, leaseMs, work) : work()
   const ended = await holding(async (): Promise<PusharyAgentResumeOutcome<TOutput> | null> => {
     try {
+      // The review run first: a caller without this store may have resumed it,
+      // and then the agent run is gone because of that resume, not "outside".
+      const before = await reviewRunState(mastra, review, operation)
+      if (before.state !== 'waiting') return await resumedByAnother(input.store, decisionId, before)
       const { runs } = await agent.listSuspendedRuns(scope)
       const listed = runs.find((run) => run.runId === review.runId)
       const suspended = listed ? await withDurableApprovals(mastra, listed) : undefined
+      const changed = staleCallCause(review, suspended)
+      if (changed) {
+        const after = await reviewRunState(mastra, review, operation)
+        if (after.state !== 'waiting') return await resumedByAnother(input.store, decisionId, after)
+        return await endStale(input.store, decisionId, changed)
+      }
       const current = input.currentActionVersion
         ? await input.currentActionVersion(review)
         : review.actionVersion
-      if (!isSameCall(review, suspended) || current !== review.actionVersion) {
-        return await endStale(
-          input.store,
-          decisionId,
-          'The call or business action changed before resumption.',
-        )
+      if (current !== review.actionVersion) {
+        return await endStale(input.store, decisionId, {
+          reasonCode: 'action_version_changed',
+          reason: `The business action changed before resumption: version ${review.actionVersion} was reviewed, ${current} is current.`,
+        })
       }
-      if (autoResumed) return await endStale(input.store, decisionId, autoResumed)
+      if (autoResumed) {
+        return await endStale(input.store, decisionId, { reasonCode: 'auto_resumed', reason: autoResumed })
+      }
       const run = await resumeAgentReviewRun({
         mastra,
         client: input.client,
@@ -298,17 +223,29 @@ export async function resumeAgentReview<TOutput = unknown>(
         },
       })
       if (run.status === 'suspended') return await releaseClaim(input.store, decisionId)
+      if (run.status === 'taken') {
+        const taken = await reviewRunState(mastra, review, operation)
+        if (taken.state !== 'waiting') return await resumedByAnother(input.store, decisionId, taken)
+        throw new Error('the review workflow run refused the resume but still waits on this decision')
+      }
       await input.store.finish(decisionId, 'completed')
     } catch (error) {
       const reason = message(error)
       try {
         await input.store.finish(decisionId, 'uncertain', reason)
-        return { status: 'uncertain', decisionId, reason, ...(output === undefined ? {} : { output }) }
+        return {
+          status: 'uncertain',
+          decisionId,
+          reason,
+          reasonCode: 'resume_failed',
+          ...(output === undefined ? {} : { output }),
+        }
       } catch (persistence) {
         return {
           status: 'uncertain',
           decisionId,
           reason,
+          reasonCode: 'resume_failed',
           ...(output === undefined ? {} : { output }),
           persistenceError: message(persistence),
         }

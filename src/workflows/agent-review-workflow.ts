@@ -239,14 +239,23 @@ export async function startAgentReviewRun(input: {
   return { workflowRunId: runId, decisionId }
 }
 
+/** Mastra's refusals of a resume whose claim another caller won (mastra-probe Q8). */
+function lostResumeClaim(error: unknown): boolean {
+  const id = (error as { id?: unknown } | null)?.id
+  if (id === 'WORKFLOW_RESUME_ALREADY_CLAIMED') return true
+  return error instanceof Error && /was not suspended|already resumed by another caller/.test(error.message)
+}
+
 /**
  * Resumes one review run with the verified answer; the run's final step
  * performs the native agent resume and hands its output to `hook.deliver`.
  * Returns `suspended` when the approval step refused the answer on its own
  * re-read and suspended again on the same decision: nothing after it ran, so
- * the caller releases its claim. Throws when the run is not waiting on this
- * decision (already resumed, failed, or unknown) or ended any other way: the
- * caller records that as uncertain.
+ * the caller releases its claim. Returns `taken` when another caller (one
+ * that does not share the review store) resumed the run first, found before
+ * the resume or from Mastra's own claim: nothing of ours ran. Throws when the
+ * run is not waiting on this decision any other way (failed, unknown) or
+ * ended any other way: the caller records that as uncertain.
  *
  * @example
  * const { status } = await resumeAgentReviewRun({ mastra, client, binding: review, answer, hook })
@@ -259,10 +268,12 @@ export async function resumeAgentReviewRun(input: {
   /** The decision the caller just read and verified: handed to the approval step so it does not read it again. */
   decision: Decision
   hook: AgentResumeHook
-}): Promise<{ status: 'success' | 'suspended' }> {
+}): Promise<{ status: 'success' | 'suspended' | 'taken' }> {
   const { runId } = agentWorkflowBinding(input.binding, 'resumePusharyAgentReview')
   const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
   const snapshot = await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
+  // Another caller without this review store got there first: nothing of ours ran.
+  if (snapshot?.status === 'running' || snapshot?.status === 'success') return { status: 'taken' }
   if (snapshot?.status !== 'suspended' || decisionIdOf(snapshot) !== input.hook.decisionId) {
     throw new Error(
       `the review workflow run ${runId} is ${snapshot?.status ?? 'missing'}, not waiting on this decision`,
@@ -290,6 +301,11 @@ export async function resumeAgentReviewRun(input: {
       resumeData: { answer: input.answer.value, status: input.answer.status, proof: handoff.proof },
       requestContext,
     })
+  } catch (error) {
+    // Mastra's claim on the resume (suspended -> running) went to another
+    // caller between our read and our resume: nothing of ours ran.
+    if (lostResumeClaim(error)) return { status: 'taken' }
+    throw error
   } finally {
     handoff.discard()
   }

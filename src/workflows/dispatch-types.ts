@@ -5,6 +5,7 @@ import type { PusharyAgentReview, PusharyWorkflowReview } from '../store/review-
 import type { PusharyReviewStore } from '../store/review-store.js'
 import type { PusharySuspendedAgentRun } from './agent-shapes.js'
 import type { PusharyParentOutcome } from './batch-parent.js'
+import type { PusharyReasonCode } from './review-status.js'
 
 /**
  * Outcome of resuming one decision. Retry later on `unknown`, `busy`,
@@ -33,29 +34,37 @@ export type PusharyDispatchResult =
       /** Agent reviews: the native generation, the run's new suspensions, a rediscovery failure. */
       agent?: { output: unknown; pending: PusharySuspendedAgentRun[]; discoveryError?: string }
     }
-  | { status: 'pending'; decisionId: string; reason?: string }
+  | { status: 'pending'; decisionId: string; reason?: string; reasonCode?: PusharyReasonCode }
   | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
-  | { status: 'busy'; decisionId: string; reason?: string }
+  | { status: 'busy'; decisionId: string; reason?: string; reasonCode?: PusharyReasonCode }
   /**
    * A `resuming` claim whose holder stopped keeping it alive for a whole
    * claim lease (it crashed): retrying never helps; call `recover`.
    */
-  | { status: 'recovery_needed'; decisionId: string; reason: string }
-  | { status: 'duplicate'; decisionId: string; reason?: string }
+  | { status: 'recovery_needed'; decisionId: string; reason: string; reasonCode?: PusharyReasonCode }
+  | { status: 'duplicate'; decisionId: string; reason?: string; reasonCode?: PusharyReasonCode }
   | { status: 'misconfigured'; decisionId: string; reason: string }
   | { status: 'parent'; decisionId: string; parent: PusharyParentOutcome }
-  | { status: 'unknown'; decisionId: string; reason: string }
+  | { status: 'unknown'; decisionId: string; reason: string; reasonCode?: PusharyReasonCode }
   | { status: 'mismatch'; decisionId: string; reason: string }
   | { status: 'invalid_answer'; decisionId: string; reason: string }
   | {
       status: 'stale'
       decisionId: string
       reason: string
+      /** Agent reviews and settled reviews: the stable cause (`PusharyReasonCode`). */
+      reasonCode?: PusharyReasonCode
       persistenceError?: string
       /** For a multi-item child: the parent settled with this item not approved. */
       parent?: PusharyParentOutcome
     }
-  | { status: 'uncertain'; decisionId: string; reason: string; persistenceError?: string }
+  | {
+      status: 'uncertain'
+      decisionId: string
+      reason: string
+      reasonCode?: PusharyReasonCode
+      persistenceError?: string
+    }
 
 /**
  * Statuses after which the same decision should be tried again later.

@@ -7,16 +7,70 @@
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import { claimedElsewhere } from './claim-lease.js'
 
+/**
+ * Why a resume did not (or did not itself) resume: the stable,
+ * machine-readable cause beside a result's `reason` text. Closed on purpose:
+ * switch on it.
+ *
+ * - `not_answered`: the person has not answered yet (`pending`).
+ * - `step_resuspended`: the approval step refused the answer on its own
+ *   re-read and suspended again; nothing ran, the answer is retried (`pending`).
+ * - `no_review`: the store has no review for this decision (`unknown`).
+ * - `claim_held`: another live resumer holds this review's claim (`busy`).
+ * - `run_busy`: another review of the same run is resuming or uncertain (`busy`).
+ * - `review_run_resuming`: the review's workflow run is being resumed by a
+ *   caller that does not share this store (`busy`).
+ * - `holder_gone`: the claim's holder stopped keeping it alive (`busy` with
+ *   `recoveryNeeded`, the dispatcher's `recovery_needed`).
+ * - `already_completed`: this review was already resumed (`duplicate`).
+ * - `resumed_elsewhere`: another resumer without this store resumed the
+ *   review's workflow run; its outcome is reported (`duplicate`).
+ * - `already_stale` / `already_uncertain`: found settled so earlier.
+ * - `resumed_outside`: the agent run was resumed outside the package (a
+ *   native approve/decline) while the review still waited (`stale`).
+ * - `call_changed`: the suspended call's tool, arguments or thread changed (`stale`).
+ * - `action_version_changed`: the business action's version changed (`stale`).
+ * - `auto_resumed`: the model answered the suspension itself (`stale`).
+ * - `resume_failed`: the resume failed after the claim; the action may have run (`uncertain`).
+ * - `release_failed`: nothing ran, but releasing the claim failed (`uncertain`).
+ *
+ * @example
+ * if (outcome.status === 'stale' && outcome.reasonCode === 'resumed_outside') await alertOperator(outcome.reason)
+ */
+export type PusharyReasonCode =
+  | 'not_answered'
+  | 'step_resuspended'
+  | 'no_review'
+  | 'claim_held'
+  | 'run_busy'
+  | 'review_run_resuming'
+  | 'holder_gone'
+  | 'already_completed'
+  | 'resumed_elsewhere'
+  | 'already_stale'
+  | 'already_uncertain'
+  | 'resumed_outside'
+  | 'call_changed'
+  | 'action_version_changed'
+  | 'auto_resumed'
+  | 'resume_failed'
+  | 'release_failed'
+
 /** What a settled (terminal) review reports. */
 export type SettledReviewResult =
-  | { status: 'duplicate'; decisionId: string }
-  | { status: 'stale' | 'uncertain'; decisionId: string; reason: string }
+  | { status: 'duplicate'; decisionId: string; reason: string; reasonCode: 'already_completed' }
+  | {
+      status: 'stale' | 'uncertain'
+      decisionId: string
+      reason: string
+      reasonCode: 'already_stale' | 'already_uncertain'
+    }
 
 /** What a review that cannot be resumed now reports. */
 export type StoredStateResult =
   | SettledReviewResult
-  | { status: 'busy'; decisionId: string }
-  | { status: 'recovery_needed'; decisionId: string; reason: string }
+  | { status: 'busy'; decisionId: string; reason: string; reasonCode: 'claim_held' }
+  | { status: 'recovery_needed'; decisionId: string; reason: string; reasonCode: 'holder_gone' }
 
 /**
  * The result for a terminal review.
@@ -30,14 +84,25 @@ export function settledResult(
 ): SettledReviewResult {
   switch (state) {
     case 'completed':
-      return { status: 'duplicate', decisionId }
+      return {
+        status: 'duplicate',
+        decisionId,
+        reason: 'the review was already resumed',
+        reasonCode: 'already_completed',
+      }
     case 'stale':
-      return { status: 'stale', decisionId, reason: 'the review was already found stale' }
+      return {
+        status: 'stale',
+        decisionId,
+        reason: 'the review was already found stale',
+        reasonCode: 'already_stale',
+      }
     case 'uncertain':
       return {
         status: 'uncertain',
         decisionId,
         reason: 'the review is uncertain; an operator must recover it',
+        reasonCode: 'already_uncertain',
       }
     default: {
       const unreachable: never = state
@@ -63,8 +128,12 @@ export async function storedStateResult(
   switch (review.state) {
     case 'pending':
       return null
-    case 'resuming':
-      return claimedElsewhere(store, review.decisionId, lease.leaseMs, lease.now)
+    case 'resuming': {
+      const held = await claimedElsewhere(store, review.decisionId, lease.leaseMs, lease.now)
+      return held.status === 'busy'
+        ? { ...held, reason: "another resumer holds this review's claim", reasonCode: 'claim_held' }
+        : { ...held, reasonCode: 'holder_gone' }
+    }
     default:
       return settledResult(review.decisionId, review.state)
   }

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { Mastra } from '@mastra/core/mastra'
 import { LibSQLStore } from '@mastra/libsql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openPusharyAgentReview } from '../../src/index.js'
 import { answerNext, pendingDecisionOf, toolResults } from '../agents/support/agent-env.js'
 import { callsOnce, scriptedModel } from '../agents/support/scripted-model.js'
 import { createTestEnv, startFetchServer, type TestEnv, waitFor } from '../helpers/mastra.js'
@@ -118,6 +119,65 @@ describe('the product README samples, as written', () => {
       expect(app.seen.pendingRuns).toEqual([[]])
     },
   )
+
+  it('supervisor sample: a streamed delegation resolved at the supervisor asks once and runs the refund once', async () => {
+    const customer = useCustomer('customer_supervisor')
+    const [sample, decision] = await Promise.all([
+      runSample<{ stream: { finishReason: Promise<string> } }>('supervisor'),
+      answerNext(env.client, customer, 'yes'),
+    ])
+    expect(await sample.stream.finishReason).toBe('suspended')
+    expect(decision.question).toContain('issueRefund')
+    expect(app.seen.refunds).toEqual([{ orderId: 'order_1', amount: 48 }])
+    expect(app.seen.alerts).toEqual([])
+    expect(app.seen.savedOutputs).toHaveLength(1)
+    const output = app.seen.savedOutputs[0]!.output as { fullStream: AsyncIterable<{ type: string }> }
+    const types: string[] = []
+    for await (const chunk of output.fullStream) types.push(chunk.type)
+    expect(types).toContain('finish')
+  })
+
+  it('streaming resume sample: an answered deferred refund review resumes as a settled stream, and a bypassed one says resumed_outside', async () => {
+    const customer = useCustomer('customer_stream_resume')
+    app.registerTools({ issueRefund: app.refundTool })
+    app.prepare.with = 'refund'
+    const open = async () => {
+      const output = await app.agent.generate('Refund this order', {
+        memory: { thread: `${customer}_${++runs}`, resource: customer },
+      })
+      expect(output.finishReason).toBe('suspended')
+      const review = await openPusharyAgentReview(app.config, {
+        agent: app.agent,
+        agentId: 'order-agent',
+        runId: output.runId!,
+        toolCallId: `call_${customer}`,
+        externalId: customer,
+        actionVersion: app.order.draftVersion,
+        store: app.reviewStore,
+      })
+      return { runId: output.runId!, decisionId: review.decisionId }
+    }
+    const answered = await open()
+    await env.client.decisions.answer(answered.decisionId, 'yes')
+    app.job.decisionId = answered.decisionId
+    const sample = await runSample<{ result: { status: string } }>('stream-resume')
+    expect(sample.result.status).toBe('resumed')
+    expect(app.seen.refunds).toEqual([{ orderId: 'order_1', amount: 48 }])
+    const output = app.seen.savedOutputs[0]!.output as { fullStream: AsyncIterable<{ type: string }> }
+    const types: string[] = []
+    for await (const chunk of output.fullStream) types.push(chunk.type)
+    expect(types).toContain('finish')
+
+    // Approved natively behind the package's back before the person answered.
+    const bypassed = await open()
+    await app.agent.approveToolCallGenerate({ runId: bypassed.runId, toolCallId: `call_${customer}` })
+    await env.client.decisions.answer(bypassed.decisionId, 'yes')
+    app.job.decisionId = bypassed.decisionId
+    const stale = await runSample<{ result: { status: string } }>('stream-resume')
+    expect(stale.result).toMatchObject({ status: 'stale', reasonCode: 'resumed_outside' })
+    expect(app.seen.alerts).toEqual([expect.stringMatching(/^resumed_outside: /)])
+    expect(app.seen.refunds).toHaveLength(2)
+  })
 
   it('deferred review + callback samples: a select answered yes reaches the question tool as data through the signed callback', async () => {
     const customer = useCustomer('customer_deferred_question')

@@ -10,6 +10,7 @@
 import { join } from 'node:path'
 import { Agent } from '@mastra/core/agent'
 import { Mastra } from '@mastra/core/mastra'
+import { createTool } from '@mastra/core/tools'
 import { LibSQLStore } from '@mastra/libsql'
 import type {
   PusharyAgentResumeOutcome,
@@ -17,7 +18,13 @@ import type {
   PusharyResolvedApproval,
   PusharySuspendedAgentRun,
 } from '@pushary/mastra'
-import { describeResults, type ScriptedReply, scriptedModel } from '../../agents/support/scripted-model.js'
+import { z } from 'zod'
+import {
+  callsOnce,
+  describeResults,
+  type ScriptedReply,
+  scriptedModel,
+} from '../../agents/support/scripted-model.js'
 import { createReviewTable } from './review-table.js'
 
 const dir = process.env.README_SAMPLES_DIR!
@@ -40,7 +47,11 @@ export const seen = {
   flagged: [] as PusharyResolvedApproval[],
   pendingRuns: [] as PusharySuspendedAgentRun[][],
   resumeOutcomes: [] as PusharyAgentResumeOutcome[],
+  alerts: [] as (string | undefined)[],
 }
+
+/** The polling job's next answered review (set by the test). */
+export const job = { decisionId: '' }
 
 /** What "Prepare this order" makes the model do: ask a question, or refund. */
 export const prepare = { with: 'question' as 'question' | 'refund' }
@@ -52,6 +63,9 @@ export async function refundOrderIdempotently(input: { orderId: string; amount: 
 }
 export async function saveAgentOutput(runId: string, output: unknown) {
   seen.savedOutputs.push({ runId, output })
+}
+export async function alertOperator(text: string | undefined) {
+  seen.alerts.push(text)
 }
 export async function flagForRecovery(review: PusharyResolvedApproval) {
   seen.flagged.push(review)
@@ -105,8 +119,31 @@ export const agent = new Agent({
   tools: () => registered as never,
 })
 
-export const mastra = new Mastra({
+/** The refund tool of the requireApproval sample, for samples that do not define it again. */
+export const refundTool = createTool({
+  id: 'issue-refund',
+  description: 'Refund an order',
+  inputSchema: z.object({ orderId: z.string(), amount: z.number().positive() }),
+  outputSchema: z.object({ refunded: z.boolean() }),
+  requireApproval: true,
+  execute: async (input) => refundOrderIdempotently(input),
+})
+
+/** A supervisor that delegates every request to the order agent (`agent-orderAgent`). */
+export const supervisor = new Agent({
+  id: 'supervisor',
+  name: 'Supervisor',
+  instructions: 'Delegate order work to the order agent.',
+  model: scriptedModel(
+    callsOnce([
+      { toolCallId: 'delegate_1', toolName: 'agent-orderAgent', input: { prompt: 'Refund order_1' } },
+    ]),
+  ),
   agents: { orderAgent: agent },
+})
+
+export const mastra = new Mastra({
+  agents: { orderAgent: agent, supervisor },
   storage: new LibSQLStore({ id: 'readme-app', url: `file:${join(dir, 'mastra.db')}` }),
   logger: false,
 })
