@@ -9,6 +9,7 @@ import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from './claim-lease.js'
 import { isPusharyResumeError } from './resume-error.js'
 import { resumePusharyApproval } from './resume-guard.js'
 import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
+import { capabilityProblem, type PusharyCapabilityGap } from './worker-capability.js'
 
 /**
  * What the batch step suspends with: where its children live. O(1) in the
@@ -171,6 +172,8 @@ export type PusharyParentOutcome = { workflowId?: string; runId?: string } & (
   | { status: 'not_batch' }
   | { status: 'uncertain'; reason: string; reviewId: string }
   | { status: 'failed'; reason: string }
+  /** This worker cannot resume the parent (a workflow missing, another storage): nothing was claimed. */
+  | { status: 'misconfigured'; reason: string; reviewId: string; missing: PusharyCapabilityGap }
 )
 
 function suspendedBatch(snapshot: RunSnapshotView, stepId: string) {
@@ -257,6 +260,10 @@ export async function resumeBatchParent(input: {
   const { store, review } = input
   const where = { workflowId: review.workflowId, runId: review.runId }
   const reviewId = review.decisionId
+  // Before any claim: a worker without the child workflow (or on another
+  // storage) would fail the parent run, and with it every approved item.
+  const problem = await capabilityProblem(input.mastra, review)
+  if (problem) return { ...where, status: 'misconfigured', ...problem, reviewId }
   const snapshot = await loadRunSnapshot(input.mastra, review.workflowId, review.runId)
   if (snapshot && ACTIVE.includes(snapshot.status)) {
     // Not suspended yet: still fanning out (its claim was just released), or
@@ -302,6 +309,14 @@ async function resumeClaimedParent(input: {
     if (outcome.stillSuspended) {
       await store.finish(reviewId, 'pending', 'a child was still open; the parent suspended again')
       return { ...where, status: 'deferred', reason: 'the parent suspended again' }
+    }
+    if (outcome.result.status === 'failed') {
+      // Never `completed` for a run that failed: its approved items may not
+      // have run. The operator confirms what ran (`reviews show`).
+      const cause = (outcome.result.error as { message?: string } | undefined)?.message
+      const reason = `the parent run ended failed after the resume${cause ? ` (${cause})` : ''}; its approved items may not have run: check them, then reviews recover ${reviewId} completed|stale`
+      await store.finish(reviewId, 'uncertain', reason)
+      return { ...where, status: 'uncertain', reason, reviewId }
     }
     await store.finish(reviewId, 'completed')
     return { ...where, status: 'resumed', runStatus: outcome.result.status, reviewId }
