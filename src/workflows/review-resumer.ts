@@ -98,7 +98,10 @@ export async function configurationProblem(
   try {
     problem = await capabilityProblem(context.mastra, review)
   } catch (error) {
-    problem = { missing: 'storage', reason: `this process cannot read its Mastra storage: ${errorMessage(error)}` }
+    problem = {
+      missing: 'storage',
+      reason: `this process cannot read its Mastra storage: ${errorMessage(error)}`,
+    }
   }
   return problem ? { status: 'misconfigured', decisionId: review.decisionId, ...problem } : null
 }

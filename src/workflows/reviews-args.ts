@@ -5,6 +5,7 @@
  */
 import type { ParsedCommand } from '../command-io.js'
 import { isReviewState, REVIEW_STATES, type ReviewState } from '../machines/review-lifecycle.js'
+import { DEFAULT_CLAIM_LEASE_MS } from './claim-lease.js'
 
 export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|recover> [options]
 
@@ -13,10 +14,12 @@ export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|recover> 
   reviews show <decisionId> [--mastra-db <file> | --mastra-pg <url>]
       The binding, every transition with its reason, the recorded callbacks and,
       when Mastra's storage is given, the status of the run and of its approval step.
-  reviews recover <decisionId> completed|stale|pending --reason <text>
+  reviews recover <decisionId> completed|stale|pending --reason <text> [--lease-ms <n>]
       Operator recovery of an uncertain (or crash-left resuming) review, with the
       same rules as store.recover: completed = the action ran, stale = it did not
       run and never will, pending = nothing ran and the run still waits (reopen).
+      A resuming claim still kept alive within the lease (--lease-ms, the
+      dispatcher's claimLeaseMs, default 30000) is refused: it is live work.
 
 Review store (one is required):
   --db <file>          SQLite review store file (createSqliteReviewStore)
@@ -45,6 +48,8 @@ export type ReviewsCommand =
       decisionId: string
       outcome: (typeof RECOVERY_OUTCOMES)[number]
       reason: string
+      /** The dispatcher's claim lease: a `resuming` claim kept alive within it is live. */
+      leaseMs: number
     }
 
 export type ParsedReviewsArgs = ParsedCommand<{
@@ -62,6 +67,7 @@ const VALUE_FLAGS = [
   '--mastra-db',
   '--mastra-pg',
   '--reason',
+  '--lease-ms',
 ]
 
 /** Splits `--flag value` / `--flag=value` pairs from positional arguments. */
@@ -130,7 +136,7 @@ function mastraLocation(flags: Map<string, string[]>): MastraLocation | null | s
 const ACTION_FLAGS: Record<ReviewsCommand['action'], readonly string[]> = {
   list: ['--state', '--limit'],
   show: ['--mastra-db', '--mastra-pg'],
-  recover: ['--reason'],
+  recover: ['--reason', '--lease-ms'],
 }
 
 /**
@@ -194,10 +200,22 @@ export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
   if (reason === undefined || reason.trim() === '') {
     return { status: 'invalid', message: 'reviews recover needs --reason <text>: it is kept in the history' }
   }
+  const leaseText = single(flags, '--lease-ms')
+  if (typeof leaseText === 'object') return { status: 'invalid', message: leaseText.error }
+  const leaseMs = leaseText === undefined ? DEFAULT_CLAIM_LEASE_MS : Number(leaseText)
+  if (!Number.isInteger(leaseMs) || leaseMs < 100) {
+    return { status: 'invalid', message: '--lease-ms must be an integer of at least 100 (milliseconds)' }
+  }
   return {
     status: 'run',
     store,
     json,
-    command: { action, decisionId, outcome: outcome as (typeof RECOVERY_OUTCOMES)[number], reason },
+    command: {
+      action,
+      decisionId,
+      outcome: outcome as (typeof RECOVERY_OUTCOMES)[number],
+      reason,
+      leaseMs,
+    },
   }
 }

@@ -13,6 +13,7 @@ import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
 import { agentWorkflowBinding } from './agent-binding.js'
 import { type ApprovalLocation, type ApprovalProgress, approvalProgress } from './approval-progress.js'
+import { claimHolderGone } from './claim-lease.js'
 import {
   type MastraLocation,
   type ParsedReviewsArgs,
@@ -213,12 +214,39 @@ async function show(
   return 0
 }
 
+/**
+ * A `resuming` claim whose holder still keeps it alive is live work (the
+ * tool may be running right now): changing it would make the finished
+ * action's review disagree with what ran. Refused, saying who holds it and
+ * until when the lease runs.
+ */
+async function refuseLiveClaim(
+  store: PusharyReviewStore,
+  decisionId: string,
+  leaseMs: number,
+  now: Date,
+): Promise<void> {
+  const claim = await store.claimState(decisionId)
+  if (claim?.state !== 'resuming' || claimHolderGone(claim.since, leaseMs, now)) return
+  const taken = (await store.history(decisionId))
+    .filter((entry) => entry.event === 'CLAIM' || entry.event === 'RECLAIM')
+    .at(-1)
+  const holder = taken
+    ? `the resumer that took it at ${taken.at} (${taken.event}${taken.reason ? ` "${taken.reason}"` : ''})`
+    : 'a live resumer'
+  const until = new Date(Date.parse(claim.since) + leaseMs).toISOString()
+  throw new CommandRefused(
+    `review ${decisionId} is claimed by ${holder}, kept alive at ${claim.since}; its lease runs until ${until} (--lease-ms ${leaseMs}). It is being resumed right now: wait for it to finish, or until the lease ran out (its holder is gone), then recover`,
+  )
+}
+
 async function recover(
   store: PusharyReviewStore,
   command: Extract<ReviewsCommand, { action: 'recover' }>,
   json: boolean,
   io: CommandIo,
 ): Promise<number> {
+  await refuseLiveClaim(store, command.decisionId, command.leaseMs, new Date())
   await store.recover(command.decisionId, command.outcome, command.reason)
   const review = await store.get(command.decisionId)
   const last = (await store.history(command.decisionId)).at(-1)

@@ -150,7 +150,10 @@ export async function capabilityProblem(
     case 'agent': {
       const agent = agentOf(mastra, review.agentId)
       if (!agent) {
-        return { missing: 'agent', reason: `agent "${review.agentId}" is not registered on this worker's Mastra` }
+        return {
+          missing: 'agent',
+          reason: `agent "${review.agentId}" is not registered on this worker's Mastra`,
+        }
       }
       const noTool = await agentToolProblem(agent, review.toolName)
       if (noTool) return { missing: 'tool', reason: `agent "${review.agentId}": ${noTool}` }

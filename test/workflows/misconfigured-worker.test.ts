@@ -22,10 +22,12 @@ import { openAgentRefund } from './fixtures/refund-agent.js'
 let env: TestEnv
 let good: TestApp
 const opened: TestApp[] = []
+let goodLogger: Capture
 
 beforeAll(async () => {
   env = await createTestEnv('misconfigured')
-  good = buildApp(env)
+  goodLogger = new Capture()
+  good = buildApp(env, { logger: goodLogger })
 })
 
 afterAll(async () => {
@@ -60,7 +62,10 @@ function signedCallback(decisionId: string, answer: string): Request {
   })
   return new Request('http://127.0.0.1/pushary/callback', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signWebhookBody(body, env.webhookSecret) },
+    headers: {
+      'content-type': 'application/json',
+      [SIGNATURE_HEADER]: signWebhookBody(body, env.webhookSecret),
+    },
     body,
   })
 }
@@ -106,7 +111,11 @@ describe.each([
       inputData: ops.map((operationId) => ({ operationId, question: `Refund ${operationId}?` })),
     })
     expect(started.status).toBe('suspended')
-    const parentId = batchParentReviewId({ workflowId: 'refund-batch', runId, stepId: 'pushary-approval-batch' })
+    const parentId = batchParentReviewId({
+      workflowId: 'refund-batch',
+      runId,
+      stepId: 'pushary-approval-batch',
+    })
 
     // Before anyone answers: reconcile on the bad worker meets the parent's pending review.
     expect(await reconcileResults(bad, [parentId])).toEqual([
@@ -131,7 +140,9 @@ describe.each([
     const results = await reconcileResults(bad, all)
     expect(results.map((result) => result.status)).toEqual(Array(4).fill('misconfigured'))
     await allStillPending(bad, all)
-    expect(await workflow(good, 'refund-batch').getWorkflowRunById(runId)).toMatchObject({ status: 'suspended' })
+    expect(await workflow(good, 'refund-batch').getWorkflowRunById(runId)).toMatchObject({
+      status: 'suspended',
+    })
     const counts = await effectCounts(env.dir)
     for (const op of ops) expect(counts.get(op) ?? 0).toBe(0)
     // Said once for the whole flood, through the Mastra logger, naming what is missing.
@@ -139,7 +150,9 @@ describe.each([
     expect(lines).toHaveLength(1)
 
     await good.dispatcher.reconcile({ limit: 1000 })
-    expect(await workflow(good, 'refund-batch').getWorkflowRunById(runId)).toMatchObject({ status: 'success' })
+    expect(await workflow(good, 'refund-batch').getWorkflowRunById(runId)).toMatchObject({
+      status: 'success',
+    })
     const after = await effectCounts(env.dir)
     expect(ops.map((op) => after.get(op) ?? 0)).toEqual([1, 1, 0])
     for (const decisionId of all) expect((await good.store.get(decisionId))?.state).toBe('completed')
@@ -185,7 +198,10 @@ describe.each([
   }, 120_000)
 })
 
-async function startSingle(app: TestApp, operationId: string): Promise<{ runId: string; decisionId: string }> {
+async function startSingle(
+  app: TestApp,
+  operationId: string,
+): Promise<{ runId: string; decisionId: string }> {
   const runId = `single-${randomUUID()}`
   const started = await (await workflow(app, 'refund-single').createRun({ runId })).start({
     inputData: { operationId, question: `Refund ${operationId}?` },
@@ -243,4 +259,13 @@ describe('a workflow that lets Mastra restart its active runs', () => {
     await runFixture(['restart-all', env.dir])
     expect((await effectCounts(env.dir)).get(op) ?? 0).toBe(1)
   }, 120_000)
+})
+
+describe('a correctly configured worker', () => {
+  it("prints no warning about the package's own workflows after running workflow, batch and agent reviews", () => {
+    // The scenarios above ran every kind of review through this worker.
+    expect(
+      goodLogger.warnings.filter((line) => /restartAllActiveWorkflowRuns|pushary-agent-review/.test(line)),
+    ).toEqual([])
+  })
 })
