@@ -7,13 +7,18 @@ import type { ParsedCommand } from '../command-io.js'
 import { isReviewState, REVIEW_STATES, type ReviewState } from '../machines/review-lifecycle.js'
 import { DEFAULT_CLAIM_LEASE_MS } from './claim-lease.js'
 
-export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|recover> [options]
+export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|check|recover> [options]
 
   reviews list [--state <state>]... [--limit <n>]
       Reviews in the given states (default: every state), longest in their state first.
   reviews show <decisionId> [--mastra-db <file> | --mastra-pg <url>]
       The binding, every transition with its reason, the recorded callbacks and,
       when Mastra's storage is given, the status of the run and of its approval step.
+  reviews check --app <module>
+      Startup self-check of a worker: imports <module> (it exports the worker's
+      \`mastra\`), and lists every pending review that worker could not resume and
+      why (workflow, child_workflow, parent_workflow, auto_restart, agent, tool,
+      storage, run). Exit code 1 when it found any.
   reviews recover <decisionId> completed|stale|pending --reason <text> [--lease-ms <n>]
       Operator recovery of an uncertain (or crash-left resuming) review, with the
       same rules as store.recover: completed = the action ran, stale = it did not
@@ -43,6 +48,7 @@ export type MastraLocation = { kind: 'libsql'; url: string } | { kind: 'pg'; url
 export type ReviewsCommand =
   | { action: 'list'; states: readonly ReviewState[]; limit: number }
   | { action: 'show'; decisionId: string; mastra: MastraLocation | null }
+  | { action: 'check'; app: string }
   | {
       action: 'recover'
       decisionId: string
@@ -68,6 +74,7 @@ const VALUE_FLAGS = [
   '--mastra-pg',
   '--reason',
   '--lease-ms',
+  '--app',
 ]
 
 /** Splits `--flag value` / `--flag=value` pairs from positional arguments. */
@@ -137,6 +144,7 @@ const ACTION_FLAGS: Record<ReviewsCommand['action'], readonly string[]> = {
   list: ['--state', '--limit'],
   show: ['--mastra-db', '--mastra-pg'],
   recover: ['--reason', '--lease-ms'],
+  check: ['--app'],
 }
 
 /**
@@ -151,9 +159,10 @@ export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
   const { flags, positional, json, help } = parts
   if (help) return { status: 'help' }
   const [action, ...rest] = positional
-  if (action === undefined) return { status: 'invalid', message: 'name an action: list, show or recover' }
-  if (action !== 'list' && action !== 'show' && action !== 'recover') {
-    return { status: 'invalid', message: `unknown action "${action}" (list, show, recover)` }
+  if (action === undefined)
+    return { status: 'invalid', message: 'name an action: list, show, check or recover' }
+  if (action !== 'list' && action !== 'show' && action !== 'check' && action !== 'recover') {
+    return { status: 'invalid', message: `unknown action "${action}" (list, show, check, recover)` }
   }
   const allowed = new Set(['--db', '--pg', '--schema', ...ACTION_FLAGS[action]])
   for (const flag of flags.keys()) {
@@ -178,6 +187,19 @@ export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
     }
     const chosen = states.length === 0 ? [...REVIEW_STATES] : [...new Set(states as ReviewState[])]
     return { status: 'run', store, json, command: { action, states: chosen, limit } }
+  }
+
+  if (action === 'check') {
+    if (rest.length > 0) return { status: 'invalid', message: `unexpected argument "${rest[0]}"` }
+    const app = single(flags, '--app')
+    if (typeof app === 'object') return { status: 'invalid', message: app.error }
+    if (app === undefined) {
+      return {
+        status: 'invalid',
+        message: "reviews check needs --app <module> (a module exporting the worker's mastra)",
+      }
+    }
+    return { status: 'run', store, json, command: { action, app } }
   }
 
   const [decisionId, outcome, ...extra] = rest

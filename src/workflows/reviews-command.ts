@@ -5,6 +5,9 @@
  * never allow a transition the lifecycle machine refuses.
  */
 import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { Mastra } from '@mastra/core/mastra'
 import { type CommandIo, runParsedCommand } from '../command-io.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
 import type { PusharyReview } from '../store/review-schema.js'
@@ -23,6 +26,7 @@ import {
   type StoreLocation,
 } from './reviews-args.js'
 import type { RunSnapshotView } from './run-snapshot.js'
+import { checkWorkerConfiguration } from './worker-capability.js'
 
 /** What `show` reports about the Mastra run a review belongs to. */
 interface RunView {
@@ -258,6 +262,41 @@ async function recover(
   return 0
 }
 
+/**
+ * Imports the worker's module and runs its startup self-check against the
+ * review store: every pending review that worker could not resume, and why.
+ */
+async function check(
+  store: PusharyReviewStore,
+  command: Extract<ReviewsCommand, { action: 'check' }>,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
+  const file = resolve(command.app)
+  if (!existsSync(file)) throw new CommandRefused(`no module at ${file}`)
+  const loaded = (await import(pathToFileURL(file).href)) as {
+    mastra?: unknown
+    default?: { mastra?: unknown }
+  }
+  const mastra = (loaded.mastra ?? loaded.default?.mastra ?? loaded.default) as Mastra | undefined
+  if (!mastra || typeof (mastra as { getStorage?: unknown }).getStorage !== 'function') {
+    throw new CommandRefused(
+      `${command.app} exports no \`mastra\` (export const mastra = new Mastra({ ... }))`,
+    )
+  }
+  const report = await checkWorkerConfiguration({ mastra, store })
+  if (json) io.stdout.write(`${JSON.stringify(report)}\n`)
+  else {
+    io.stdout.write(
+      `checked ${report.checked} pending review(s); ${report.problems.length} this worker cannot resume\n`,
+    )
+    for (const problem of report.problems) {
+      io.stdout.write(`${problem.decisionId}  ${problem.target}  ${problem.missing}: ${problem.reason}\n`)
+    }
+  }
+  return report.problems.length === 0 ? 0 : 1
+}
+
 async function execute(
   parsed: Extract<ParsedReviewsArgs, { status: 'run' }>,
   io: CommandIo,
@@ -271,6 +310,8 @@ async function execute(
         return await show(store, parsed.command, parsed.json, io)
       case 'recover':
         return await recover(store, parsed.command, parsed.json, io)
+      case 'check':
+        return await check(store, parsed.command, parsed.json, io)
       default: {
         const unreachable: never = parsed.command
         return unreachable
