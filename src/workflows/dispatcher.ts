@@ -3,7 +3,8 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import type { PusharyReview } from '../store/review-schema.js'
 import { resumeAgentForDispatch } from './agent-dispatch.js'
-import { resumeBatchParent, settleSuspendedBatches } from './batch-parent.js'
+import { resumeBatchParent } from './batch-parent.js'
+import { settleSuspendedBatches } from './batch-reconcile.js'
 import {
   type PusharyDispatcher,
   type PusharyDispatcherOptions,

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto'
 import { ConsoleLogger } from '@mastra/core/logger'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SIGNATURE_HEADER, signWebhookBody } from '../../src/pushary/callbacks.js'
-import { batchParentReviewId } from '../../src/workflows/batch-parent.js'
+import { batchChildRunId, batchParentReviewId } from '../../src/workflows/batch-parent.js'
 import { createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { allDecisions, belongsTo, decisionBinding, effectCounts } from '../reliability/support/scenario.js'
 import { buildApp, EXTERNAL_ID, type TestApp, type WorkerFault } from './fixtures/app.js'
@@ -258,6 +258,34 @@ describe('a workflow that lets Mastra restart its active runs', () => {
     expect(await good.dispatcher.resumeDecision(decisionId)).toMatchObject({ status: 'resumed' })
     await runFixture(['restart-all', env.dir])
     expect((await effectCounts(env.dir)).get(op) ?? 0).toBe(1)
+  }, 120_000)
+})
+
+describe('a run that failed', () => {
+  it('never finishes its batch parent review completed: the parent is left uncertain with the cause, for the operator', async () => {
+    const runId = `failed-parent-${randomUUID().slice(0, 8)}`
+    const items = [0, 1].map((index) => ({ operationId: `${runId}-op${index}`, question: 'Refund?' }))
+    const run = await workflow(good, 'refund-batch').createRun({ runId })
+    expect((await run.start({ inputData: items })).status).toBe('suspended')
+    const parent = { workflowId: 'refund-batch', runId, stepId: 'pushary-approval-batch' }
+    // Item 1's child run is broken (failed in storage): the parent's resume pass will throw.
+    const workflows = await good.mastra.getStorage()?.getStore('workflows')
+    await workflows?.updateWorkflowState({
+      workflowName: 'approval-item',
+      runId: batchChildRunId(parent, 1, items[0 + 1]),
+      opts: { status: 'failed' } as never,
+    })
+    const first = (await allDecisions(env.client)).find(
+      (decision) => decisionBinding(decision)?.operationId === items[0]?.operationId,
+    )
+    await env.client.decisions.answer(first?.decisionId as string, 'yes')
+    const resumed = await good.dispatcher.resumeDecision(first?.decisionId as string)
+    expect(resumed).toMatchObject({ status: 'resumed', parent: { status: 'uncertain' } })
+    expect(await workflow(good, 'refund-batch').getWorkflowRunById(runId)).toMatchObject({ status: 'failed' })
+    const review = await good.store.get(batchParentReviewId(parent))
+    expect(review?.state).toBe('uncertain')
+    expect((await good.store.history(batchParentReviewId(parent))).at(-1)?.reason).toMatch(/ended failed/)
+    expect((await effectCounts(env.dir)).get(items[0]?.operationId as string) ?? 0).toBe(0)
   }, 120_000)
 })
 
