@@ -12,7 +12,9 @@
 import { randomUUID } from 'node:crypto'
 import { ConsoleLogger } from '@mastra/core/logger'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { resumePusharyAgentReview } from '../../src/agents/resume-review.js'
 import { SIGNATURE_HEADER, signWebhookBody } from '../../src/pushary/callbacks.js'
+import { isPusharyValidationError } from '../../src/pushary/errors.js'
 import { batchChildRunId, batchParentReviewId } from '../../src/workflows/batch-parent.js'
 import { createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { allDecisions, belongsTo, decisionBinding, effectCounts } from '../reliability/support/scenario.js'
@@ -258,6 +260,31 @@ describe('a workflow that lets Mastra restart its active runs', () => {
     expect(await good.dispatcher.resumeDecision(decisionId)).toMatchObject({ status: 'resumed' })
     await runFixture(['restart-all', env.dir])
     expect((await effectCounts(env.dir)).get(op) ?? 0).toBe(1)
+  }, 120_000)
+})
+
+describe('resumePusharyAgentReview on an agent that no longer has the tool', () => {
+  it('refuses before the claim, naming the tool, and the review stays pending for the worker that has it', async () => {
+    const { app: bad } = badWorker('no-tool')
+    const tag = randomUUID().slice(0, 8)
+    const orderId = `direct-no-tool-${tag}`
+    const { decisionId } = await openAgentRefund(good, EXTERNAL_ID, orderId, `direct-${tag}`)
+    await env.client.decisions.answer(decisionId, 'yes')
+    const error = await resumePusharyAgentReview(
+      { client: bad.client },
+      {
+        decisionId,
+        agentId: 'refunder',
+        externalId: EXTERNAL_ID,
+        store: bad.store,
+        mastra: bad.mastra,
+        agent: bad.mastra.getAgentById('refunder'),
+      },
+    ).catch((caught: unknown) => caught)
+    expect(isPusharyValidationError(error) && error.field).toBe('agent.tools.issueRefund')
+    expect((await good.store.get(decisionId))?.state).toBe('pending')
+    expect(await good.dispatcher.resumeDecision(decisionId)).toMatchObject({ status: 'resumed' })
+    expect((await effectCounts(env.dir)).get(orderId)).toBe(1)
   }, 120_000)
 })
 
