@@ -11,8 +11,11 @@ Commands:
   dev       Start the local Pushary-compatible decision service and reviewer page
             (--host, --port, --db, --public-url, --api-key-file, --show-secrets, --policy, --sandbox)
   devices   List or revoke the phones enrolled with the local service (list | revoke <deviceId>)
+  deliveries  List the local service's callback deliveries and each attempt's answer
+            (list [--decision <id>] [--db <path>])
   machine   Print the review lifecycle state machine (--format mermaid)
-  reviews   List, show and recover reviews (list | show ID | recover ID completed|stale|pending --reason ...)
+  reviews   List, show, check and recover reviews
+            (list | show ID | check --app <module> | recover ID completed|stale|pending --reason ...)
   help      Show this message
 `
 
@@ -26,6 +29,10 @@ async function main(argv: readonly string[], io: CommandIo): Promise<number> {
     case 'devices': {
       const { runDevicesCommand } = await import('./server/devices-command.js')
       return runDevicesCommand(rest, io)
+    }
+    case 'deliveries': {
+      const { runDeliveriesCommand } = await import('./server/deliveries-command.js')
+      return runDeliveriesCommand(rest, io)
     }
     case 'machine': {
       const { runMachineCommand } = await import('./machines/machine-command.js')

@@ -187,6 +187,12 @@ export type { PusharyBatchSuspend } from './workflows/batch-parent.js'
 export { createPusharyDispatcher } from './workflows/dispatcher.js'
 export { RETRYABLE_DISPATCH_STATUSES } from './workflows/dispatch-types.js'
 export type {
+  PusharyCapabilityGap,
+  PusharyCapabilityProblem,
+  PusharyConfigurationIssue,
+  PusharyConfigurationReport,
+} from './workflows/worker-capability.js'
+export type {
   PusharyDispatcher,
   PusharyDispatcherOptions,
   PusharyDispatchResult,

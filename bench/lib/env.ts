@@ -169,6 +169,7 @@ export async function createBenchEnv(name: string) {
       id,
       inputSchema: pusharyApprovalStepInputSchema,
       outputSchema: z.object({ done: z.literal(true) }),
+      options: { autoRestartActiveRuns: false },
     })
       .then(pusharyApprovalStep(config, { externalId: EXTERNAL_ID, ...(callbackUrl ? { callbackUrl } : {}) }))
       .then(pusharyGate())
@@ -207,6 +208,7 @@ export async function createBenchEnv(name: string) {
     id: 'bench-batch',
     inputSchema: z.array(pusharyApprovalStepInputSchema),
     outputSchema: z.array(pusharyAnswerSchema),
+    options: { autoRestartActiveRuns: false },
   })
     .then(pusharyApprovalBatchStep({ childWorkflowId: 'bench-item', store }))
     .commit()

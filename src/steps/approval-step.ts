@@ -112,16 +112,18 @@ function refuseUnresumable(mastra: Mastra | undefined, workflowId: string): void
 }
 
 /**
- * Logs once per workflow when a workflow containing an approval step lets
- * Mastra's boot-time restart re-drive its runs, and says what to do.
+ * Refuses, before anything is asked, a workflow containing an approval step
+ * that lets Mastra's boot-time `restartAllActiveWorkflowRuns()` re-drive its
+ * runs: a restart re-runs the step that was running when a process died, so a
+ * protected action could run twice. The dispatcher refuses to resume such a
+ * workflow too (`misconfigured`); this makes the mistake visible on the first
+ * run instead of on the first answer.
+ *
+ * @example
+ * refuseAutoRestarted(mastra, 'refund-single', 'pusharyApprovalStep')
  */
-export function warnIfAutoRestarted(
-  mastra: Mastra | undefined,
-  workflowId: string,
-  warned: Set<string>,
-): void {
-  if (!mastra || warned.has(workflowId)) return
-  warned.add(workflowId)
+export function refuseAutoRestarted(mastra: Mastra | undefined, workflowId: string, operation: string): void {
+  if (!mastra) return
   let options: { autoRestartActiveRuns?: boolean } | undefined
   try {
     options = (
@@ -131,11 +133,12 @@ export function warnIfAutoRestarted(
     return
   }
   if (options?.autoRestartActiveRuns === false) return
-  mastra
-    .getLogger()
-    ?.warn(
-      `[pushary] workflow "${workflowId}" contains a Pushary approval step but allows Mastra's restartAllActiveWorkflowRuns() to restart its runs: a restart after a crash re-runs the step that was running, so a protected action can run twice. Create it with createWorkflow({ ..., options: { autoRestartActiveRuns: false } }) and recover interrupted approvals with dispatcher.recover(decisionId).`,
-    )
+  throw new PusharyValidationError({
+    code: 'invalid_options',
+    operation,
+    field: 'workflow.options.autoRestartActiveRuns',
+    message: `workflow "${workflowId}" contains a Pushary approval step but allows Mastra's restartAllActiveWorkflowRuns() to restart its runs: a restart after a crash re-runs the step that was running, so a protected action could run twice. Create it with createWorkflow({ ..., options: { autoRestartActiveRuns: false } }) and recover interrupted approvals with dispatcher.recover(decisionId).`,
+  })
 }
 
 /**
@@ -186,7 +189,6 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
   // label itself; the resume pass still verifies against the service.
   const store = config.store
   const stepId = options.id
-  const warned = new Set<string>()
 
   return createStep({
     id: stepId,
@@ -264,7 +266,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       }
 
       refuseUnresumable(mastra, workflowId)
-      warnIfAutoRestarted(mastra, workflowId, warned)
+      refuseAutoRestarted(mastra, workflowId, 'pusharyApprovalStep')
       const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
       const parent = parentRaw === undefined ? undefined : pusharyReviewParentSchema.parse(parentRaw)
       const context = workflowBindingContext(binding)

@@ -50,6 +50,19 @@ async function locateTool(agent: AgentLike, toolName: string, depth: number): Pr
 }
 
 /**
+ * `null` when the agent (or one of its sub-agents) still has the tool
+ * `toolName`, else why not. An agent that cannot list its tools is not checked.
+ *
+ * @example
+ * const problem = await agentToolProblem(agent, 'issueRefund')
+ */
+export async function agentToolProblem(agent: unknown, toolName: string): Promise<string | null> {
+  const view = agent as AgentLike
+  if (typeof view.listTools !== 'function') return null
+  return (await locateTool(view, toolName, 4)) ? null : `the agent has no tool "${toolName}" to resume`
+}
+
+/**
  * Why the agent's tool would refuse this resume data (so resuming would
  * consume the suspension), or `null` when it accepts it. An agent that
  * cannot list its tools is not checked.

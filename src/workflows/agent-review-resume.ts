@@ -19,7 +19,7 @@ import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import { type PusharyAgentReview, pusharyAgentReviewSchema } from '../store/review-schema.js'
 import { checkAgentDecision } from './agent-binding.js'
 import { reviewRunState, staleCallCause } from './agent-resume-causes.js'
-import { questionResumeData, resumeDataProblem } from './agent-resume-data.js'
+import { agentToolProblem, questionResumeData, resumeDataProblem } from './agent-resume-data.js'
 import type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
 import { claimRefused, endStale, releaseClaim, resumedByAnother } from './agent-resume-outcome.js'
 import { resumeAgentReviewRun } from './agent-review-workflow.js'
@@ -150,6 +150,17 @@ export async function resumeAgentReview<TOutput = unknown>(
     })
   }
 
+  // An agent without the tool would "approve" a call nothing executes, and
+  // the review would end completed with zero executions: refuse before the claim.
+  const noTool = await agentToolProblem(agent, review.toolName)
+  if (noTool) {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation,
+      field: `agent.tools.${review.toolName}`,
+      message: noTool,
+    })
+  }
   if (review.kind === 'question') {
     // Mastra consumes a suspension whose resume data fails the tool's resumeSchema: check first.
     const problem = await resumeDataProblem(agent, review.toolName, questionResumeData(decisionId))

@@ -17,7 +17,7 @@ import { idSchema } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 import type { Decision } from '../pushary/wire-responses.js'
 import { type PusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
-import { pusharyApprovalStep } from '../steps/approval-step.js'
+import { PACKAGE_WORKFLOW_OPTIONS, pusharyApprovalStep } from '../steps/approval-step.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import {
   AGENT_REVIEW_ASK_STEP,
@@ -146,7 +146,13 @@ function createAgentReviewWorkflow(client: PusharyClient) {
       return { action, reason, finishReason: await settle(output) }
     },
   })
-  return createWorkflow({ id: AGENT_REVIEW_WORKFLOW_ID, inputSchema, outputSchema: resumedSchema })
+  return createWorkflow({
+    id: AGENT_REVIEW_WORKFLOW_ID,
+    inputSchema,
+    outputSchema: resumedSchema,
+    // Like every package workflow: never re-driven by Mastra's boot-time restart.
+    options: PACKAGE_WORKFLOW_OPTIONS,
+  })
     .then(pusharyApprovalStep({ client }, { id: AGENT_REVIEW_ASK_STEP }))
     .then(resumeAgent)
     .commit()

@@ -12,7 +12,7 @@ import {
   type PusharyApprovalStepOptions,
   type PusharyStepConfig,
   pusharyApprovalStep,
-  warnIfAutoRestarted,
+  refuseAutoRestarted,
 } from '../steps/approval-step.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { fanOutUnderClaim } from './batch-fanout.js'
@@ -195,7 +195,6 @@ export function pusharyApprovalBatchStep(opts: PusharyBatchStepOptions) {
       message: 'startConcurrency must be an integer from 1 to 64',
     })
   }
-  const warned = new Set<string>()
   return createStep({
     id: stepId,
     description: 'Ask one decision per item, each in its own child run; continue when all are settled.',
@@ -207,10 +206,8 @@ export function pusharyApprovalBatchStep(opts: PusharyBatchStepOptions) {
       const items = inputData.map((item, index) =>
         parsePusharyApprovalStepInput(item, `pusharyApprovalBatchStep items[${index}]`),
       )
-      const child = findWorkflow(mastra, childWorkflowId, runId)
       const suspendPayload = { pushary: 'batch' as const, childWorkflowId, count: items.length }
 
-      warnIfAutoRestarted(mastra, workflowId, warned)
       const parent = { workflowId, runId, stepId }
       const childRunIds = inputData.map((item, index) => batchChildRunId(parent, index, item))
       const readAnswers = async (): Promise<PusharyAnswer[] | null> => {
@@ -232,6 +229,8 @@ export function pusharyApprovalBatchStep(opts: PusharyBatchStepOptions) {
       }
 
       const fanOut = async (): Promise<PusharyAnswer[] | null> => {
+        // Only the first pass starts children; the resume pass reads them from storage.
+        const child = findWorkflow(mastra, childWorkflowId, runId)
         await startChildren({
           count: items.length,
           concurrency: startConcurrency,
@@ -255,6 +254,11 @@ export function pusharyApprovalBatchStep(opts: PusharyBatchStepOptions) {
       }
 
       if (resumeData) return (await readAnswers()) ?? suspend(suspendPayload)
+      // First pass, before anything is asked: the parent and child workflows
+      // must both be resumable from here (registered, not restarted by Mastra).
+      findWorkflow(mastra, childWorkflowId, runId)
+      refuseAutoRestarted(mastra, workflowId, 'pusharyApprovalBatchStep')
+      refuseAutoRestarted(mastra, childWorkflowId, 'pusharyApprovalBatchStep')
       const reviewId = batchParentReviewId(parent)
       const outcome = await fanOutUnderClaim({
         store,

@@ -9,6 +9,7 @@ import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from './claim-lease.js'
 import { isPusharyResumeError } from './resume-error.js'
 import { resumePusharyApproval } from './resume-guard.js'
 import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
+import { capabilityProblem, type PusharyCapabilityGap } from './worker-capability.js'
 
 /**
  * What the batch step suspends with: where its children live. O(1) in the
@@ -171,6 +172,8 @@ export type PusharyParentOutcome = { workflowId?: string; runId?: string } & (
   | { status: 'not_batch' }
   | { status: 'uncertain'; reason: string; reviewId: string }
   | { status: 'failed'; reason: string }
+  /** This worker cannot resume the parent (a workflow missing, another storage): nothing was claimed. */
+  | { status: 'misconfigured'; reason: string; reviewId: string; missing: PusharyCapabilityGap }
 )
 
 function suspendedBatch(snapshot: RunSnapshotView, stepId: string) {
@@ -257,6 +260,10 @@ export async function resumeBatchParent(input: {
   const { store, review } = input
   const where = { workflowId: review.workflowId, runId: review.runId }
   const reviewId = review.decisionId
+  // Before any claim: a worker without the child workflow (or on another
+  // storage) would fail the parent run, and with it every approved item.
+  const problem = await capabilityProblem(input.mastra, review)
+  if (problem) return { ...where, status: 'misconfigured', ...problem, reviewId }
   const snapshot = await loadRunSnapshot(input.mastra, review.workflowId, review.runId)
   if (snapshot && ACTIVE.includes(snapshot.status)) {
     // Not suspended yet: still fanning out (its claim was just released), or
@@ -303,6 +310,14 @@ async function resumeClaimedParent(input: {
       await store.finish(reviewId, 'pending', 'a child was still open; the parent suspended again')
       return { ...where, status: 'deferred', reason: 'the parent suspended again' }
     }
+    if (outcome.result.status === 'failed') {
+      // Never `completed` for a run that failed: its approved items may not
+      // have run. The operator confirms what ran (`reviews show`).
+      const cause = (outcome.result.error as { message?: string } | undefined)?.message
+      const reason = `the parent run ended failed after the resume${cause ? ` (${cause})` : ''}; its approved items may not have run: check them, then reviews recover ${reviewId} completed|stale`
+      await store.finish(reviewId, 'uncertain', reason)
+      return { ...where, status: 'uncertain', reason, reviewId }
+    }
     await store.finish(reviewId, 'completed')
     return { ...where, status: 'resumed', runStatus: outcome.result.status, reviewId }
   } catch (error) {
@@ -320,69 +335,4 @@ async function resumeClaimedParent(input: {
     await store.finish(reviewId, 'uncertain', reason)
     return { ...where, status: 'uncertain', reason, reviewId }
   }
-}
-
-interface ListableWorkflow {
-  id: string
-  listWorkflowRuns(args: { status: 'suspended'; perPage: number; page: number }): Promise<{
-    runs: { runId: string; snapshot: unknown }[]
-    total?: number
-  }>
-}
-
-/**
- * Reconcile fallback for multi-item parents: pages through every suspended
- * run of every registered workflow and settles the batch parents whose
- * children are all done. Covers a crash between the last child's completion
- * and the parent resume, and a last child that finished before its parent
- * had suspended.
- *
- * @example
- * const outcomes = await settleSuspendedBatches({ mastra, store, limit: 100 })
- */
-export async function settleSuspendedBatches(input: {
-  mastra: Mastra
-  store: PusharyReviewStore
-  limit?: number
-  conflictTimeoutMs?: number
-  claimLeaseMs?: number
-}): Promise<PusharyParentOutcome[]> {
-  const outcomes: PusharyParentOutcome[] = []
-  const perPage = input.limit ?? 100
-  const workflows = Object.values(input.mastra.listWorkflows()) as unknown as ListableWorkflow[]
-  for (const workflow of workflows) {
-    // Collect every suspended batch parent first: settling one moves it out
-    // of `suspended`, which would shift the pages still to be read.
-    const parents: BatchParentRef[] = []
-    for (let page = 0; ; page++) {
-      const { runs } = await workflow.listWorkflowRuns({ status: 'suspended', perPage, page })
-      for (const run of runs) {
-        const snapshot = typeof run.snapshot === 'string' ? JSON.parse(run.snapshot) : run.snapshot
-        const context = (
-          snapshot as { context?: Record<string, { suspendPayload?: unknown; status?: string }> }
-        )?.context
-        for (const [stepId, step] of Object.entries(context ?? {})) {
-          if (
-            step?.status === 'suspended' &&
-            pusharyBatchSuspendSchema.safeParse(step.suspendPayload).success
-          ) {
-            parents.push({ workflowId: workflow.id, runId: run.runId, stepId })
-          }
-        }
-      }
-      if (runs.length < perPage) break
-    }
-    for (const parent of parents) {
-      outcomes.push(
-        await settleBatchParent({
-          mastra: input.mastra,
-          store: input.store,
-          parent,
-          ...(input.conflictTimeoutMs === undefined ? {} : { conflictTimeoutMs: input.conflictTimeoutMs }),
-          ...(input.claimLeaseMs === undefined ? {} : { claimLeaseMs: input.claimLeaseMs }),
-        }),
-      )
-    }
-  }
-  return outcomes
 }

@@ -6,6 +6,7 @@ import type { PusharyReviewStore } from '../store/review-store.js'
 import type { PusharySuspendedAgentRun } from './agent-shapes.js'
 import type { PusharyParentOutcome } from './batch-parent.js'
 import type { PusharyReasonCode } from './review-status.js'
+import type { PusharyCapabilityGap, PusharyConfigurationReport } from './worker-capability.js'
 
 /**
  * Outcome of resuming one decision. Retry later on `unknown`, `busy`,
@@ -43,7 +44,8 @@ export type PusharyDispatchResult =
    */
   | { status: 'recovery_needed'; decisionId: string; reason: string; reasonCode?: PusharyReasonCode }
   | { status: 'duplicate'; decisionId: string; reason?: string; reasonCode?: PusharyReasonCode }
-  | { status: 'misconfigured'; decisionId: string; reason: string }
+  /** This worker cannot resume the review (`missing` says what); it stays `pending`. */
+  | { status: 'misconfigured'; decisionId: string; reason: string; missing: PusharyCapabilityGap }
   | { status: 'parent'; decisionId: string; parent: PusharyParentOutcome }
   | { status: 'unknown'; decisionId: string; reason: string; reasonCode?: PusharyReasonCode }
   | { status: 'mismatch'; decisionId: string; reason: string }
@@ -172,4 +174,10 @@ export interface PusharyDispatcher {
    * was never saved, and a multi-item parent's resume (its `reviewId`).
    */
   recover(decisionId: string): Promise<PusharyDispatchResult>
+  /**
+   * Startup self-check: every `pending` review this worker could not resume,
+   * and why (workflow, child or parent workflow, auto-restart, agent, tool,
+   * storage, run), so a bad deploy is visible before any answer arrives.
+   */
+  checkConfiguration(): Promise<PusharyConfigurationReport>
 }

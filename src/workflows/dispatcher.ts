@@ -3,7 +3,8 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import type { PusharyReview } from '../store/review-schema.js'
 import { resumeAgentForDispatch } from './agent-dispatch.js'
-import { resumeBatchParent, settleSuspendedBatches } from './batch-parent.js'
+import { resumeBatchParent } from './batch-parent.js'
+import { settleSuspendedBatches } from './batch-reconcile.js'
 import {
   type PusharyDispatcher,
   type PusharyDispatcherOptions,
@@ -21,6 +22,8 @@ import {
 } from './review-resumer.js'
 import { storedStateResult } from './review-status.js'
 import { createKeyedQueue } from './run-queue.js'
+import { capabilityProblem, checkWorkerConfiguration } from './worker-capability.js'
+import { createWorkerLog } from './worker-log.js'
 
 /**
  * Results after which the review is no longer `pending`. Anything else
@@ -71,6 +74,26 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
   const context: DispatchContext = { mastra: options.mastra, client: options.client, store, options }
   const now = options.now ?? (() => new Date())
   const queue = createKeyedQueue()
+  const log = createWorkerLog(options.mastra, now)
+
+  /** Logs what an operator must act on: a resume this worker cannot do, a review parked `uncertain`. */
+  function observed<T extends { status: string; decisionId?: string; reason?: string; missing?: string }>(
+    result: T,
+  ): T {
+    if (result.status === 'misconfigured') {
+      // One line a minute per kind of gap, not one per review.
+      log.warn(
+        `misconfigured:${result.missing ?? result.reason}`,
+        `cannot resume ${result.decisionId ?? 'a review'} on this worker, left pending and retried: ${result.reason}`,
+      )
+    } else if (result.status === 'uncertain') {
+      log.warn(
+        `uncertain:${result.decisionId}`,
+        `review ${result.decisionId} is parked uncertain (${result.reason}); an operator resolves it: pushary-mastra reviews show ${result.decisionId}, then reviews recover`,
+      )
+    }
+    return result
+  }
 
   async function resumeInQueue(
     decisionId: string,
@@ -86,10 +109,18 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
         review,
         ...parentOptions(context),
       })
+      if (parent.status === 'misconfigured') {
+        return { status: 'misconfigured', decisionId, reason: parent.reason, missing: parent.missing }
+      }
       return { status: 'parent', decisionId, parent }
     }
-    // Agent reviews take the same verified, claimed path (issue 10).
-    if (review.target === 'agent') return resumeAgentForDispatch(context, decisionId)
+    // Agent reviews take the same verified, claimed path (issue 10), once
+    // this worker has the agent, its tool and the review's run.
+    if (review.target === 'agent') {
+      const problem = review.state === 'pending' ? await capabilityProblem(context.mastra, review) : null
+      if (problem) return { status: 'misconfigured', decisionId, ...problem }
+      return resumeAgentForDispatch(context, decisionId)
+    }
     const blocked = await storedStateResult(store, review, { leaseMs: claimLease(context), now: now() })
     return blocked ?? resumePendingReview(context, review)
   }
@@ -116,13 +147,15 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     // claim's compare-and-set decides, as it always did.
     const readJustNow = queue.idle(review.runId) ? review : null
     // One process never races itself on one run (Mastra's 2 s wait would lose answers).
-    return queue.run(review.runId, () => resumeInQueue(decisionId, readJustNow))
+    return observed(await queue.run(review.runId, () => resumeInQueue(decisionId, readJustNow)))
   }
 
   async function recover(decisionId: string): Promise<PusharyDispatchResult> {
     checkedDecisionId(decisionId, 'dispatcher.recover')
     const review = await store.get(decisionId)
-    return queue.run(review?.runId ?? `decision:${decisionId}`, () => recoverDecision(context, decisionId))
+    return observed(
+      await queue.run(review?.runId ?? `decision:${decisionId}`, () => recoverDecision(context, decisionId)),
+    )
   }
 
   async function handleCallback(request: Request): Promise<Response> {
@@ -132,6 +165,10 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     if (webhookSecret === null) return reply(500, { error: 'webhook_secret_not_configured' })
     const raw = await request.text()
     if (!verifyWebhookSignature(raw, request.headers.get(SIGNATURE_HEADER), webhookSecret)) {
+      log.warn(
+        'signature',
+        `callback refused (401): its ${SIGNATURE_HEADER} does not match this dispatcher's webhookSecret; check PUSHARY_WEBHOOK_SECRET (it must be the secret of the service that sends the callbacks)`,
+      )
       return reply(401, { error: 'invalid_signature' })
     }
     const callback = parseDecisionCallback(raw)
@@ -200,8 +237,17 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     } catch (error) {
       report.parents.push({ status: 'failed', reason: errorMessage(error) })
     }
+    for (const parent of report.parents) {
+      if (parent.status === 'misconfigured' || parent.status === 'uncertain') {
+        observed({ ...parent, decisionId: parent.reviewId })
+      }
+    }
     return report
   }
 
-  return { handleCallback, reconcile, resumeDecision, recover }
+  function checkConfiguration() {
+    return checkWorkerConfiguration({ mastra: context.mastra, store })
+  }
+
+  return { handleCallback, reconcile, resumeDecision, recover, checkConfiguration }
 }

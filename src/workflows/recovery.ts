@@ -107,8 +107,8 @@ async function recoverClaimed(
   review: PusharyWorkflowReview,
 ): Promise<PusharyDispatchResult> {
   const decisionId = review.decisionId
-  const misconfigured = configurationProblem(context, review)
-  if (misconfigured) return { status: 'misconfigured', decisionId, reason: misconfigured }
+  const misconfigured = await configurationProblem(context, review)
+  if (misconfigured) return misconfigured
   const verified = await verifiedAnswer(context, review)
   if ('status' in verified) return verified
   const refused = await takeOver(context, decisionId)

@@ -18,7 +18,8 @@ import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatcherOptions, PusharyDispatchResult } from './dispatch-types.js'
 import { isPusharyResumeError } from './resume-error.js'
 import { resumePusharyApproval } from './resume-guard.js'
-import { findWorkflow, loadRunSnapshot } from './run-snapshot.js'
+import { loadRunSnapshot } from './run-snapshot.js'
+import { capabilityProblem, type PusharyCapabilityProblem } from './worker-capability.js'
 
 /** What every part of the dispatcher shares. */
 export interface DispatchContext {
@@ -83,19 +84,26 @@ export async function verifiedAnswer(
 }
 
 /**
- * An error in this process's own configuration (the workflow is not
- * registered here, Mastra has no storage) is never a verdict about the
- * review: checked before any claim, reported as retryable `misconfigured`.
+ * An error in this process's own configuration (a workflow of the review not
+ * registered here or letting Mastra restart its runs, Mastra on no or another
+ * storage, the agent or its tool missing) is never a verdict about the
+ * review: checked before any claim, reported as retryable `misconfigured`
+ * (`worker-capability.ts`).
  */
-export function configurationProblem(context: DispatchContext, review: PusharyReview): string | null {
-  if (review.target === 'agent') return null
+export async function configurationProblem(
+  context: DispatchContext,
+  review: PusharyReview,
+): Promise<Extract<PusharyDispatchResult, { status: 'misconfigured' }> | null> {
+  let problem: PusharyCapabilityProblem | null
   try {
-    findWorkflow(context.mastra, review.workflowId, review.runId)
-    if (!context.mastra.getStorage()) return 'Mastra has no storage configured in this process'
-    return null
+    problem = await capabilityProblem(context.mastra, review)
   } catch (error) {
-    return `this process cannot resume workflow "${review.workflowId}": ${errorMessage(error)}`
+    problem = {
+      missing: 'storage',
+      reason: `this process cannot read its Mastra storage: ${errorMessage(error)}`,
+    }
   }
+  return problem ? { status: 'misconfigured', decisionId: review.decisionId, ...problem } : null
 }
 
 /**
@@ -223,6 +231,17 @@ export async function resumeClaimed(
     // decision): it returned nothing, so nothing after it ran. Retry later.
     return releaseReview(context, decisionId, 'the step is still suspended after the resume; nothing ran')
   }
+  if (outcome.result.status === 'failed') {
+    // A failed run never finishes a review `completed`: what ran of it is
+    // for an operator to confirm (`reviews show`, then `reviews recover`).
+    const cause = (outcome.result.error as { message?: string } | undefined)?.message
+    return endReview(
+      context,
+      decisionId,
+      'uncertain',
+      `the run ended failed after the resume${cause ? ` (${cause})` : ''}; confirm which of its steps ran, then reviews recover ${decisionId} completed|stale`,
+    )
+  }
   try {
     await store.finish(decisionId, 'completed')
   } catch (error) {
@@ -276,8 +295,8 @@ export async function resumePendingReview(
   review: PusharyWorkflowReview,
 ): Promise<PusharyDispatchResult> {
   const decisionId = review.decisionId
-  const misconfigured = configurationProblem(context, review)
-  if (misconfigured) return { status: 'misconfigured', decisionId, reason: misconfigured }
+  const misconfigured = await configurationProblem(context, review)
+  if (misconfigured) return misconfigured
   const verified = await verifiedAnswer(context, review)
   if ('status' in verified) return verified
 

@@ -5,18 +5,26 @@
  */
 import type { ParsedCommand } from '../command-io.js'
 import { isReviewState, REVIEW_STATES, type ReviewState } from '../machines/review-lifecycle.js'
+import { DEFAULT_CLAIM_LEASE_MS } from './claim-lease.js'
 
-export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|recover> [options]
+export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|check|recover> [options]
 
   reviews list [--state <state>]... [--limit <n>]
       Reviews in the given states (default: every state), longest in their state first.
   reviews show <decisionId> [--mastra-db <file> | --mastra-pg <url>]
       The binding, every transition with its reason, the recorded callbacks and,
       when Mastra's storage is given, the status of the run and of its approval step.
-  reviews recover <decisionId> completed|stale|pending --reason <text>
+  reviews check --app <module>
+      Startup self-check of a worker: imports <module> (it exports the worker's
+      \`mastra\`), and lists every pending review that worker could not resume and
+      why (workflow, child_workflow, parent_workflow, auto_restart, agent, tool,
+      storage, run). Exit code 1 when it found any.
+  reviews recover <decisionId> completed|stale|pending --reason <text> [--lease-ms <n>]
       Operator recovery of an uncertain (or crash-left resuming) review, with the
       same rules as store.recover: completed = the action ran, stale = it did not
       run and never will, pending = nothing ran and the run still waits (reopen).
+      A resuming claim still kept alive within the lease (--lease-ms, the
+      dispatcher's claimLeaseMs, default 30000) is refused: it is live work.
 
 Review store (one is required):
   --db <file>          SQLite review store file (createSqliteReviewStore)
@@ -40,11 +48,14 @@ export type MastraLocation = { kind: 'libsql'; url: string } | { kind: 'pg'; url
 export type ReviewsCommand =
   | { action: 'list'; states: readonly ReviewState[]; limit: number }
   | { action: 'show'; decisionId: string; mastra: MastraLocation | null }
+  | { action: 'check'; app: string }
   | {
       action: 'recover'
       decisionId: string
       outcome: (typeof RECOVERY_OUTCOMES)[number]
       reason: string
+      /** The dispatcher's claim lease: a `resuming` claim kept alive within it is live. */
+      leaseMs: number
     }
 
 export type ParsedReviewsArgs = ParsedCommand<{
@@ -62,6 +73,8 @@ const VALUE_FLAGS = [
   '--mastra-db',
   '--mastra-pg',
   '--reason',
+  '--lease-ms',
+  '--app',
 ]
 
 /** Splits `--flag value` / `--flag=value` pairs from positional arguments. */
@@ -130,7 +143,8 @@ function mastraLocation(flags: Map<string, string[]>): MastraLocation | null | s
 const ACTION_FLAGS: Record<ReviewsCommand['action'], readonly string[]> = {
   list: ['--state', '--limit'],
   show: ['--mastra-db', '--mastra-pg'],
-  recover: ['--reason'],
+  recover: ['--reason', '--lease-ms'],
+  check: ['--app'],
 }
 
 /**
@@ -145,9 +159,10 @@ export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
   const { flags, positional, json, help } = parts
   if (help) return { status: 'help' }
   const [action, ...rest] = positional
-  if (action === undefined) return { status: 'invalid', message: 'name an action: list, show or recover' }
-  if (action !== 'list' && action !== 'show' && action !== 'recover') {
-    return { status: 'invalid', message: `unknown action "${action}" (list, show, recover)` }
+  if (action === undefined)
+    return { status: 'invalid', message: 'name an action: list, show, check or recover' }
+  if (action !== 'list' && action !== 'show' && action !== 'check' && action !== 'recover') {
+    return { status: 'invalid', message: `unknown action "${action}" (list, show, check, recover)` }
   }
   const allowed = new Set(['--db', '--pg', '--schema', ...ACTION_FLAGS[action]])
   for (const flag of flags.keys()) {
@@ -174,6 +189,19 @@ export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
     return { status: 'run', store, json, command: { action, states: chosen, limit } }
   }
 
+  if (action === 'check') {
+    if (rest.length > 0) return { status: 'invalid', message: `unexpected argument "${rest[0]}"` }
+    const app = single(flags, '--app')
+    if (typeof app === 'object') return { status: 'invalid', message: app.error }
+    if (app === undefined) {
+      return {
+        status: 'invalid',
+        message: "reviews check needs --app <module> (a module exporting the worker's mastra)",
+      }
+    }
+    return { status: 'run', store, json, command: { action, app } }
+  }
+
   const [decisionId, outcome, ...extra] = rest
   if (decisionId === undefined) return { status: 'invalid', message: `reviews ${action} needs a decision ID` }
   if (action === 'show') {
@@ -194,10 +222,22 @@ export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
   if (reason === undefined || reason.trim() === '') {
     return { status: 'invalid', message: 'reviews recover needs --reason <text>: it is kept in the history' }
   }
+  const leaseText = single(flags, '--lease-ms')
+  if (typeof leaseText === 'object') return { status: 'invalid', message: leaseText.error }
+  const leaseMs = leaseText === undefined ? DEFAULT_CLAIM_LEASE_MS : Number(leaseText)
+  if (!Number.isInteger(leaseMs) || leaseMs < 100) {
+    return { status: 'invalid', message: '--lease-ms must be an integer of at least 100 (milliseconds)' }
+  }
   return {
     status: 'run',
     store,
     json,
-    command: { action, decisionId, outcome: outcome as (typeof RECOVERY_OUTCOMES)[number], reason },
+    command: {
+      action,
+      decisionId,
+      outcome: outcome as (typeof RECOVERY_OUTCOMES)[number],
+      reason,
+      leaseMs,
+    },
   }
 }

@@ -5,6 +5,9 @@
  * never allow a transition the lifecycle machine refuses.
  */
 import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { Mastra } from '@mastra/core/mastra'
 import { type CommandIo, runParsedCommand } from '../command-io.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
 import type { PusharyReview } from '../store/review-schema.js'
@@ -13,6 +16,7 @@ import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
 import { agentWorkflowBinding } from './agent-binding.js'
 import { type ApprovalLocation, type ApprovalProgress, approvalProgress } from './approval-progress.js'
+import { claimHolderGone } from './claim-lease.js'
 import {
   type MastraLocation,
   type ParsedReviewsArgs,
@@ -22,6 +26,7 @@ import {
   type StoreLocation,
 } from './reviews-args.js'
 import type { RunSnapshotView } from './run-snapshot.js'
+import { checkWorkerConfiguration } from './worker-capability.js'
 
 /** What `show` reports about the Mastra run a review belongs to. */
 interface RunView {
@@ -213,12 +218,39 @@ async function show(
   return 0
 }
 
+/**
+ * A `resuming` claim whose holder still keeps it alive is live work (the
+ * tool may be running right now): changing it would make the finished
+ * action's review disagree with what ran. Refused, saying who holds it and
+ * until when the lease runs.
+ */
+async function refuseLiveClaim(
+  store: PusharyReviewStore,
+  decisionId: string,
+  leaseMs: number,
+  now: Date,
+): Promise<void> {
+  const claim = await store.claimState(decisionId)
+  if (claim?.state !== 'resuming' || claimHolderGone(claim.since, leaseMs, now)) return
+  const taken = (await store.history(decisionId))
+    .filter((entry) => entry.event === 'CLAIM' || entry.event === 'RECLAIM')
+    .at(-1)
+  const holder = taken
+    ? `the resumer that took it at ${taken.at} (${taken.event}${taken.reason ? ` "${taken.reason}"` : ''})`
+    : 'a live resumer'
+  const until = new Date(Date.parse(claim.since) + leaseMs).toISOString()
+  throw new CommandRefused(
+    `review ${decisionId} is claimed by ${holder}, kept alive at ${claim.since}; its lease runs until ${until} (--lease-ms ${leaseMs}). It is being resumed right now: wait for it to finish, or until the lease ran out (its holder is gone), then recover`,
+  )
+}
+
 async function recover(
   store: PusharyReviewStore,
   command: Extract<ReviewsCommand, { action: 'recover' }>,
   json: boolean,
   io: CommandIo,
 ): Promise<number> {
+  await refuseLiveClaim(store, command.decisionId, command.leaseMs, new Date())
   await store.recover(command.decisionId, command.outcome, command.reason)
   const review = await store.get(command.decisionId)
   const last = (await store.history(command.decisionId)).at(-1)
@@ -228,6 +260,41 @@ async function recover(
       `${command.decisionId}: ${last?.from} -> ${last?.to} (${last?.event}) "${last?.reason}"\n`,
     )
   return 0
+}
+
+/**
+ * Imports the worker's module and runs its startup self-check against the
+ * review store: every pending review that worker could not resume, and why.
+ */
+async function check(
+  store: PusharyReviewStore,
+  command: Extract<ReviewsCommand, { action: 'check' }>,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
+  const file = resolve(command.app)
+  if (!existsSync(file)) throw new CommandRefused(`no module at ${file}`)
+  const loaded = (await import(pathToFileURL(file).href)) as {
+    mastra?: unknown
+    default?: { mastra?: unknown }
+  }
+  const mastra = (loaded.mastra ?? loaded.default?.mastra ?? loaded.default) as Mastra | undefined
+  if (!mastra || typeof (mastra as { getStorage?: unknown }).getStorage !== 'function') {
+    throw new CommandRefused(
+      `${command.app} exports no \`mastra\` (export const mastra = new Mastra({ ... }))`,
+    )
+  }
+  const report = await checkWorkerConfiguration({ mastra, store })
+  if (json) io.stdout.write(`${JSON.stringify(report)}\n`)
+  else {
+    io.stdout.write(
+      `checked ${report.checked} pending review(s); ${report.problems.length} this worker cannot resume\n`,
+    )
+    for (const problem of report.problems) {
+      io.stdout.write(`${problem.decisionId}  ${problem.target}  ${problem.missing}: ${problem.reason}\n`)
+    }
+  }
+  return report.problems.length === 0 ? 0 : 1
 }
 
 async function execute(
@@ -243,6 +310,8 @@ async function execute(
         return await show(store, parsed.command, parsed.json, io)
       case 'recover':
         return await recover(store, parsed.command, parsed.json, io)
+      case 'check':
+        return await check(store, parsed.command, parsed.json, io)
       default: {
         const unreachable: never = parsed.command
         return unreachable

@@ -5,18 +5,20 @@
  * rules of `store.recover`: a reason is required, and only what the
  * lifecycle machine allows is written.
  */
-import { existsSync } from 'node:fs'
+import { randomUUID } from 'node:crypto'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SIGNATURE_HEADER, signWebhookBody } from '../../src/pushary/callbacks.js'
 import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import type { PusharyReview, ReviewReceipt, ReviewTransition } from '../../src/store/review-schema.js'
-import { createTestEnv, type TestEnv } from '../helpers/mastra.js'
+import { createTestEnv, runFixture, type TestEnv, waitFor } from '../helpers/mastra.js'
 import { dropSchema, ensurePostgres, type TestPostgres, uniqueSchema } from '../store/support/postgres.js'
 import { workflowReview } from '../store/support/reviews.js'
-import { buildApp, EXTERNAL_ID, type TestApp } from '../workflows/fixtures/app.js'
+import { buildApp, CLAIM_LEASE_MS, EXTERNAL_ID, type TestApp } from '../workflows/fixtures/app.js'
 import { openAgentRefund } from '../workflows/fixtures/refund-agent.js'
 import { jsonOf, runCli } from './support/cli.js'
+import { effectCounts } from './support/scenario.js'
 
 let env: TestEnv
 let app: TestApp
@@ -177,6 +179,43 @@ describe('pushary-mastra reviews on SQLite', () => {
     expect((await app.store.get(ids.uncertain))?.state).toBe('stale')
   })
 
+  it('refuses to change a live claim (the tool is running), naming its holder and lease, and the action completes', async () => {
+    const tag = randomUUID().slice(0, 8)
+    const orderId = `cli-live-${tag}`
+    const { decisionId } = await openAgentRefund(app, EXTERNAL_ID, orderId, `cli-live-run-${tag}`)
+    await env.client.decisions.answer(decisionId, 'yes')
+    const hold = join(env.dir, `hold-${tag}`)
+    const resuming = runFixture<{ status: string }[]>(
+      ['resume-decisions', env.dir, JSON.stringify([decisionId])],
+      {
+        env: { PUSHARY_TEST_HOLD_REFUND: hold },
+      },
+    )
+    await waitFor(async () => (existsSync(`${hold}.held`) ? true : undefined), 60_000, 50)
+    // Well past the claim time, but the holder keeps it alive within the lease.
+    await new Promise((resolve) => setTimeout(resolve, 2 * CLAIM_LEASE_MS))
+    const refused = await runCli([
+      'reviews',
+      'recover',
+      decisionId,
+      'stale',
+      '--reason',
+      'looks stuck',
+      '--lease-ms',
+      String(CLAIM_LEASE_MS),
+      '--db',
+      db,
+    ])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/claimed by the resumer that took it at \S+ \(CLAIM/)
+    expect(refused.stderr).toMatch(/lease runs until \d{4}-\d\d-\d\dT/)
+    expect((await app.store.get(decisionId))?.state).toBe('resuming')
+    writeFileSync(hold, '')
+    expect((await resuming)[0]).toMatchObject({ status: 'resumed' })
+    expect((await app.store.get(decisionId))?.state).toBe('completed')
+    expect((await effectCounts(env.dir)).get(orderId)).toBe(1)
+  }, 120_000)
+
   it('refuses bad arguments with exit code 2 before opening any database', async () => {
     const missing = join(env.dir, 'typo.db')
     const cases: [string[], RegExp][] = [
@@ -228,8 +267,20 @@ describe('pushary-mastra reviews on PostgreSQL', () => {
     } finally {
       await store.close()
     }
-    const where = ['--pg', postgres.connectionString, '--schema', schema]
-    const listed = await runCli(['reviews', 'list', '--state', 'resuming', ...where, '--json'])
+    // Crash-left: nobody keeps the claim alive, so after a (short) lease it is no longer live.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const where = ['--pg', postgres.connectionString, '--schema', schema, '--lease-ms', '100']
+    const listed = await runCli([
+      'reviews',
+      'list',
+      '--state',
+      'resuming',
+      '--pg',
+      postgres.connectionString,
+      '--schema',
+      schema,
+      '--json',
+    ])
     expect(listed.code, listed.stderr).toBe(0)
     expect(jsonOf<PusharyReview[]>(listed).map((r) => r.decisionId)).toEqual([review.decisionId])
     const reopen = await runCli([
@@ -253,7 +304,16 @@ describe('pushary-mastra reviews on PostgreSQL', () => {
       ...where,
     ])
     expect(done.code, done.stderr).toBe(0)
-    const shown = await runCli(['reviews', 'show', review.decisionId, ...where, '--json'])
+    const shown = await runCli([
+      'reviews',
+      'show',
+      review.decisionId,
+      '--pg',
+      postgres.connectionString,
+      '--schema',
+      schema,
+      '--json',
+    ])
     const view = jsonOf<{
       review: PusharyReview
       claim: { state: string; since: string }

@@ -66,6 +66,7 @@ describe('approval step input that would not survive storage', () => {
       id: 'text-rules',
       inputSchema: pusharyApprovalStepInputSchema,
       outputSchema: pusharyAnswerSchema,
+      options: { autoRestartActiveRuns: false },
     })
       .then(pusharyApprovalStep({ client, store }))
       .commit()

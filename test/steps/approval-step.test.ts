@@ -121,6 +121,7 @@ describe('pusharyApprovalStep options', () => {
       id: 'no-customer',
       inputSchema: pusharyApprovalStepInputSchema,
       outputSchema: pusharyAnswerSchema,
+      options: { autoRestartActiveRuns: false },
     })
       .then(pusharyApprovalStep({ client: client(), store }))
       .commit()

@@ -26,6 +26,7 @@ beforeAll(async () => {
     id: 'customer-review',
     inputSchema: pusharyApprovalStepInputSchema,
     outputSchema: pusharyAnswerSchema,
+    options: { autoRestartActiveRuns: false },
   })
     .then(review)
     .commit()

@@ -390,7 +390,7 @@ describe("Mastra's boot-time restart", () => {
     }
   })
 
-  it('is named in a warning, with the fix, for a workflow with an approval step that does not opt out', async () => {
+  it('refuses the first run of a workflow with an approval step that does not opt out, naming the fix', async () => {
     const { Mastra } = await import('@mastra/core/mastra')
     const { ConsoleLogger } = await import('@mastra/core/logger')
     const { createWorkflow } = await import('@mastra/core/workflows')
@@ -416,7 +416,11 @@ describe("Mastra's boot-time restart", () => {
       logger: new Capture(),
     })
     const run = await (mastra.getWorkflowById('unsafe-restart' as never) as unknown as Workflow).createRun()
-    await run.start({ inputData: { operationId: `warn-${randomUUID()}`, question: 'Refund?' } })
-    expect(warnings.join('\n')).toMatch(/unsafe-restart.*autoRestartActiveRuns: false/s)
+    const result = (await run.start({
+      inputData: { operationId: `warn-${randomUUID()}`, question: 'Refund?' },
+    })) as { status: string; error?: { message?: string } }
+    expect(result.status).toBe('failed')
+    expect(result.error?.message).toMatch(/unsafe-restart.*autoRestartActiveRuns: false/s)
+    expect(warnings.join('\n')).not.toMatch(/restartAllActiveWorkflowRuns/)
   })
 })

@@ -1,5 +1,7 @@
 // README (seed 002) "Short questions and workflows", as written. Added: the
-// import of the application's values and the export at the end.
+// import of the application's values, the export at the end, and
+// `options: { autoRestartActiveRuns: false }`, which issue 18 makes required
+// (a workflow Mastra may restart is refused before anyone is asked).
 import { authenticatedCustomer, callbackUrl, config } from './app.js'
 
 // --- sample ---
@@ -11,6 +13,7 @@ const workflow = createWorkflow({
   id: 'customer-review',
   inputSchema: pusharyApprovalStepInputSchema,
   outputSchema: pusharyAnswerSchema,
+  options: { autoRestartActiveRuns: false },
 }).then(review).commit()
 // --- end of sample ---
 

@@ -14,11 +14,16 @@ export interface CliResult {
  * @example
  * const { code, stdout } = await runCli(['reviews', 'list', '--db', file, '--json'])
  */
-export function runCli(args: readonly string[], timeoutMs = 120_000): Promise<CliResult> {
+export function runCli(
+  args: readonly string[],
+  timeoutMs = 120_000,
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
       cwd: process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
     })
     let stdout = ''
     let stderr = ''

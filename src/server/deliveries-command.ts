@@ -1,0 +1,173 @@
+/**
+ * `pushary-mastra deliveries list`: the local service's callback deliveries
+ * and every attempt's answer (status code, time, error), read straight from
+ * its database file. A receiver that refuses every callback (a wrong
+ * `PUSHARY_WEBHOOK_SECRET` answers 401) is visible here instead of silent.
+ */
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { Client } from '@libsql/client'
+import type { CommandIo } from '../command-io.js'
+import { idSchema } from '../pushary/identity.js'
+import { type CallbackDelivery, redactUrl } from './callbacks-outbox.js'
+import { DEFAULT_DB_PATH, openServiceDatabase } from './database.js'
+
+const USAGE = `Usage:
+  pushary-mastra deliveries list [--decision <decisionId>] [--limit <n>] [--db <path>] [--json]
+
+Every callback the local service sent or is still retrying, newest first, with
+each attempt: when, the receiver's HTTP status (or the network error) and
+whether it counted as delivered. A run of 401s means the receiver's
+PUSHARY_WEBHOOK_SECRET is not this service's webhook secret.
+Default database: ${DEFAULT_DB_PATH}
+`
+
+interface DeliveriesArgs {
+  dbPath: string
+  decisionId?: string
+  limit: number
+  json: boolean
+}
+
+/** One delivery as listed: the outbox's view plus the decision it belongs to. */
+export type ListedDelivery = CallbackDelivery & { decisionId: string }
+
+class UsageError extends Error {}
+
+function parseArgs(argv: readonly string[]): DeliveriesArgs | 'help' {
+  const [action, ...rest] = argv
+  if (action === undefined || action === 'help' || action === '--help' || action === '-h') return 'help'
+  if (action !== 'list') throw new UsageError(`unknown action "${action}" (list)`)
+  const args: DeliveriesArgs = { dbPath: DEFAULT_DB_PATH, limit: 50, json: false }
+  for (let i = 0; i < rest.length; i += 1) {
+    const arg = rest[i] ?? ''
+    const eq = arg.indexOf('=')
+    const flag = arg.startsWith('--') && eq !== -1 ? arg.slice(0, eq) : arg
+    const inline = arg.startsWith('--') && eq !== -1 ? arg.slice(eq + 1) : undefined
+    const value = (): string => {
+      const next = inline ?? rest[++i]
+      if (next === undefined || next === '') throw new UsageError(`${flag} needs a value`)
+      return next
+    }
+    if (flag === '--help' || flag === '-h') return 'help'
+    else if (flag === '--json') args.json = true
+    else if (flag === '--db') args.dbPath = value()
+    else if (flag === '--decision') {
+      const parsed = idSchema.safeParse(value())
+      if (!parsed.success) throw new UsageError('--decision must be a decision ID')
+      args.decisionId = parsed.data
+    } else if (flag === '--limit') {
+      const limit = Number(value())
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+        throw new UsageError('--limit must be an integer from 1 to 1000')
+      }
+      args.limit = limit
+    } else throw new UsageError(`unexpected argument "${arg}"`)
+  }
+  return args
+}
+
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
+const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
+
+async function listDeliveries(db: Client, args: DeliveriesArgs): Promise<ListedDelivery[]> {
+  const rows = await db.execute({
+    sql:
+      args.decisionId === undefined
+        ? 'SELECT * FROM callback_deliveries ORDER BY delivery_id DESC LIMIT ?'
+        : 'SELECT * FROM callback_deliveries WHERE decision_id = ? ORDER BY delivery_id DESC LIMIT ?',
+    args: args.decisionId === undefined ? [args.limit] : [args.decisionId, args.limit],
+  })
+  const listed: ListedDelivery[] = []
+  for (const row of rows.rows) {
+    const deliveryId = Number(row.delivery_id)
+    const attempts = await db.execute({
+      sql: 'SELECT * FROM callback_attempts WHERE delivery_id = ? ORDER BY attempt ASC',
+      args: [deliveryId],
+    })
+    const state = String(row.state) as CallbackDelivery['state']
+    listed.push({
+      deliveryId,
+      decisionId: String(row.decision_id),
+      event: String(row.event),
+      url: redactUrl(String(row.url)),
+      state,
+      attempts: Number(row.attempts),
+      nextAttemptAt: state === 'pending' ? new Date(Number(row.next_attempt_ms)).toISOString() : null,
+      lastAttemptAt: text(row.last_attempt_at),
+      lastStatusCode: num(row.last_status_code),
+      lastError: text(row.last_error),
+      deliveredAt: text(row.delivered_at),
+      history: attempts.rows.map((attempt) => ({
+        attempt: Number(attempt.attempt),
+        at: String(attempt.at),
+        statusCode: num(attempt.status_code),
+        error: text(attempt.error),
+        ok: Number(attempt.ok) === 1,
+      })),
+    })
+  }
+  return listed
+}
+
+function printText(deliveries: readonly ListedDelivery[], io: CommandIo): void {
+  if (deliveries.length === 0) {
+    io.stdout.write('No callback deliveries.\n')
+    return
+  }
+  for (const delivery of deliveries) {
+    io.stdout.write(
+      `${delivery.decisionId}  ${delivery.event}  ${delivery.state}  ${delivery.attempts} attempt(s)  ${delivery.url}\n`,
+    )
+    for (const attempt of delivery.history) {
+      const answer = attempt.statusCode === null ? 'no response' : `HTTP ${attempt.statusCode}`
+      io.stdout.write(
+        `  #${attempt.attempt}  ${attempt.at}  ${answer}${attempt.ok ? '  delivered' : ''}${attempt.error ? `  ${JSON.stringify(attempt.error)}` : ''}\n`,
+      )
+    }
+    if (delivery.history.some((attempt) => attempt.statusCode === 401)) {
+      io.stdout.write(
+        "  401: the receiver refused the signature; its PUSHARY_WEBHOOK_SECRET is not this service's webhook secret\n",
+      )
+    }
+    if (delivery.nextAttemptAt) io.stdout.write(`  next attempt ${delivery.nextAttemptAt}\n`)
+  }
+}
+
+/**
+ * Runs `pushary-mastra deliveries list`; resolves 0 on success, 1 when the
+ * database is missing, 2 for bad arguments.
+ *
+ * @example
+ * process.exitCode = await runDeliveriesCommand(['list', '--db', '.pushary/dev.db'], { stdout: process.stdout, stderr: process.stderr })
+ */
+export async function runDeliveriesCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  let args: DeliveriesArgs | 'help'
+  try {
+    args = parseArgs(argv)
+  } catch (error) {
+    io.stderr.write(
+      `pushary-mastra deliveries: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`,
+    )
+    return 2
+  }
+  if (args === 'help') {
+    io.stdout.write(USAGE)
+    return 0
+  }
+  const dbPath = resolve(args.dbPath)
+  // Never create an empty database just to report that it has no deliveries.
+  if (!existsSync(dbPath)) {
+    io.stderr.write(`pushary-mastra deliveries: no service database at ${dbPath} (pass --db)\n`)
+    return 1
+  }
+  const db = await openServiceDatabase(dbPath)
+  try {
+    const deliveries = await listDeliveries(db, args)
+    if (args.json) io.stdout.write(`${JSON.stringify(deliveries)}\n`)
+    else printText(deliveries, io)
+    return 0
+  } finally {
+    db.close()
+  }
+}
