@@ -27,6 +27,7 @@ export {
   PusharyValidationError,
 } from './pushary/errors.js'
 export type { PusharyErrorCode, PusharyIssue, PusharyValidationCode } from './pushary/errors.js'
+export { PusharyReplayMismatchError } from './pushary/replay-check.js'
 export { PUSHARY_LIMITS } from './pushary/limits.js'
 export type { PusharyLimits } from './pushary/limits.js'
 export {

@@ -39,6 +39,7 @@ import { createPusharyTransport, type PusharyFetch } from './http.js'
 import { externalIdSchema, parseExternalId } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { decisionStatusSchema, isApproved } from './question.js'
+import { confirmReplay } from './replay-check.js'
 import { isStorableText, STORABLE_TEXT_MESSAGE } from './text-rules.js'
 
 const DEFAULT_ASK_TIMEOUT_MS = 55_000
@@ -160,7 +161,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
   ): Promise<DecisionResult> => {
     const operation = 'decisions.create'
     const body = parseWith(createDecisionInputSchema, input, operation, decisionInputCode)
-    return transport.send({
+    const created = await transport.send({
       operation,
       method: 'POST',
       path: '/decisions',
@@ -170,6 +171,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
       schema: decisionResultSchema,
       signal: call.signal,
     })
+    return confirmReplay(body, created, operation, (id) => get(id, { signal: call.signal }))
   }
 
   const get = async (

@@ -207,6 +207,8 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
     switch (outcome.status) {
       case 'unreachable':
         return conflict(c, 'unreachable', outcome.message)
+      case 'key_reused':
+        return c.json({ error: outcome.message, code: 'idempotency_key_reused' }, 409)
       case 'created':
       case 'idempotent': {
         const d = outcome.decision
