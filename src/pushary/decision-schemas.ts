@@ -1,4 +1,5 @@
 import { z } from 'zod/v4'
+import { refineDisplayedText } from './display-text.js'
 import { externalIdSchema, idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import {
@@ -106,6 +107,7 @@ const decisionInputShape = {
  */
 export const createDecisionInputSchema = z.object(decisionInputShape).superRefine((value, context) => {
   refineOptions(value, context)
+  refineDisplayedText(value, context)
   // The service refuses a presentation naming a parameter it was not sent.
   const changes = value.presentation?.changes ?? []
   changes.forEach((change, index) => {
