@@ -11,6 +11,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod/v4'
 import { generateDevApiKey } from './api-auth.js'
 import { createApiRoutes } from './api-routes.js'
+import { type CallbackAddressPolicy, createCallbackAddressCheck } from './callback-address.js'
 import { type CallbackRetryOptions, createCallbackOutbox } from './callbacks-outbox.js'
 import { createSlotLimiter, type PusharyDevServerLimits, resolveLimits } from './connection-limits.js'
 import { DEFAULT_DB_PATH, ensureSetting, openServiceDatabase, writeSetting } from './database.js'
@@ -47,6 +48,12 @@ export interface PusharyDevServerOptions {
   sandbox?: boolean
   /** Callback retry policy. */
   callbackRetry?: CallbackRetryOptions
+  /**
+   * Non-public callback addresses the service may call. By default loopback,
+   * private and link-local addresses (and names resolving there) are refused
+   * as `callbackUrl`; `{ allowLoopback: true }` is for local development.
+   */
+  callbackAddresses?: CallbackAddressPolicy
   /** Socket timeouts, the connection cap and the long-poll and event-stream caps. */
   limits?: PusharyDevServerLimits
   /** How often overdue decisions are expired (default 1 000 ms). */
@@ -163,8 +170,10 @@ export async function createPusharyDevServer(
   let webhookSecret = storedSecret.value
 
   const events = createDecisionEvents()
+  const checkCallbackUrl = createCallbackAddressCheck(options.callbackAddresses)
   const outbox = createCallbackOutbox({
     db,
+    checkUrl: checkCallbackUrl,
     fetch: options.fetch ?? fetch,
     webhookSecret: async () => webhookSecret,
     now,
@@ -244,6 +253,7 @@ export async function createPusharyDevServer(
       now,
       apiKey: () => apiKey,
       longPolls: createSlotLimiter(limits.maxLongPollsPerKey),
+      checkCallbackUrl,
       webhookSecret: {
         get: async () => webhookSecret,
         async rotate() {

@@ -47,7 +47,7 @@ describe('an idempotency key is bound to the request it was first used for', () 
       idempotencyKey: 'retry',
       externalId: 'ops_1',
       question: 'Ship build 7?',
-      callbackUrl: 'https://app.example.com/cb',
+      callbackUrl: 'http://127.0.0.1:9/cb',
       expiresInSeconds: 60,
       wait: false,
     })
