@@ -13,7 +13,12 @@ import { generateDevApiKey } from './api-auth.js'
 import { createApiRoutes } from './api-routes.js'
 import { type CallbackAddressPolicy, createCallbackAddressCheck } from './callback-address.js'
 import { type CallbackRetryOptions, createCallbackOutbox } from './callbacks-outbox.js'
-import { createSlotLimiter, type PusharyDevServerLimits, resolveLimits } from './connection-limits.js'
+import {
+  createSlotLimiter,
+  limitConnectionsPerClient,
+  type PusharyDevServerLimits,
+  resolveLimits,
+} from './connection-limits.js'
 import { DEFAULT_DB_PATH, ensureSetting, openServiceDatabase, writeSetting } from './database.js'
 import { createDecisionEvents } from './decision-events.js'
 import { createDecisionService } from './decision-service.js'
@@ -201,6 +206,7 @@ export async function createPusharyDevServer(
   // Below the usual 1,024 open-file limit, so the database and outgoing
   // callbacks always find a descriptor.
   server.maxConnections = limits.maxConnections
+  limitConnectionsPerClient(server as unknown as Parameters<typeof limitConnectionsPerClient>[0], limits)
   try {
     await new Promise<void>((resolve, reject) => {
       if (server.listening) return resolve()
