@@ -44,3 +44,23 @@ export async function runParsedCommand<Run>(
   }
   return run(parsed as Run & { readonly status: 'run' })
 }
+
+// C0 and C1 controls, DEL, and the characters that reorder or hide text
+// (bidi controls, zero-width characters, soft hyphen).
+const UNSAFE_FOR_TERMINAL =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g
+
+/**
+ * One line of operator output, safe to print: every control, bidi or
+ * invisible character becomes a visible `\uXXXX`. Stored text (a tool call
+ * ID chosen by a model, a history reason, a receipt body) otherwise reaches
+ * the terminal raw, where an escape sequence can rewrite the screen, set
+ * the clipboard or forge a row. The escape is also valid inside a JSON
+ * string, so JSON output goes through it too.
+ *
+ * @example
+ * io.stdout.write(`${terminalSafe(row)}\n`)
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(UNSAFE_FOR_TERMINAL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}

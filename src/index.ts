@@ -22,6 +22,9 @@ export {
   PusharyValidationError,
 } from './pushary/errors.js'
 export type { PusharyErrorCode, PusharyIssue, PusharyValidationCode } from './pushary/errors.js'
+export { PusharyReplayMismatchError } from './pushary/replay-check.js'
+export { PUSHARY_CALLBACK_MAX_BYTES, readPusharyCallback } from './pushary/callback-request.js'
+export type { PusharyCallbackRead } from './pushary/callback-request.js'
 export { PUSHARY_LIMITS } from './pushary/limits.js'
 export type { PusharyLimits } from './pushary/limits.js'
 export {

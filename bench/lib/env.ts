@@ -137,6 +137,7 @@ export async function createBenchEnv(name: string) {
   const dir = mkdtempSync(join(tmpdir(), `pushary-bench-${name}-`))
   const probe = new Probe()
   const service = await createPusharyDevServer({
+    callbackAddresses: { allowLoopback: true },
     dbPath: join(dir, 'service.db'),
     port: 0,
     onError: () => {},

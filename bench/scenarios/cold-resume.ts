@@ -28,6 +28,7 @@ async function phase<T>(pkg: string, dir: string, args: string[]): Promise<{ wal
 export async function benchColdResume(options: { pkg: string; samples: number }): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), 'pushary-bench-cold-'))
   const service = await createPusharyDevServer({
+    callbackAddresses: { allowLoopback: true },
     dbPath: join(dir, 'service.db'),
     port: 0,
     onError: () => {},

@@ -68,6 +68,7 @@ async function openService(live: boolean, dir: string | null): Promise<Service> 
   }
   if (!dir) throw new ExitError('connecting a phone requires --live', 2)
   const server = await createPusharyDevServer({
+    callbackAddresses: { allowLoopback: true },
     dbPath: join(dir, 'service.sqlite'),
     port: 0,
     onError: () => {},

@@ -23,6 +23,7 @@ type Scenario = keyof typeof ANSWERS
 
 async function main(): Promise<void> {
   const hosted = await createPusharyDevServer({
+    callbackAddresses: { allowLoopback: true },
     dbPath: join(root, 'hosted.sqlite'),
     port: 0,
     onError: () => {},

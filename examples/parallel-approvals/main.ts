@@ -109,6 +109,7 @@ async function main(): Promise<number> {
   }
   const dir = mkdtempSync(join(tmpdir(), 'pushary-parallel-'))
   const service = await createPusharyDevServer({
+    callbackAddresses: { allowLoopback: true },
     dbPath: join(dir, 'service.sqlite'),
     port: 0,
     onError: () => {},

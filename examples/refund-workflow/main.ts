@@ -67,6 +67,7 @@ async function main(): Promise<number> {
 
   // 1. The decision service (what the hosted Pushary API is, locally).
   const service = await createPusharyDevServer({
+    callbackAddresses: { allowLoopback: true },
     dbPath: join(dataDir, 'demo.db'),
     port: Number(values.port),
     ...(values['public-url'] ? { publicUrl: values['public-url'], host: '0.0.0.0' } : {}),

@@ -37,6 +37,7 @@ async function main(): Promise<number> {
   }
   const dir = mkdtempSync(join(tmpdir(), 'pushary-supervisor-'))
   const service = await createPusharyDevServer({
+    callbackAddresses: { allowLoopback: true },
     dbPath: join(dir, 'service.sqlite'),
     port: Number(values.port),
     onError: () => {},

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { PusharyValidationError } from './errors.js'
 import { decisionTypeSchema, isApproved } from './question.js'
 import type { DecisionCallback } from './wire-responses.js'
 import { decisionEventSchema } from './wire-responses.js'
@@ -11,20 +12,37 @@ import { decisionEventSchema } from './wire-responses.js'
  */
 export const SIGNATURE_HEADER = 'x-pushary-signature'
 
+// A blank or whitespace-only secret is what an unset or mis-quoted
+// environment variable gives: anyone can compute its HMAC, so it never
+// signs or verifies anything.
+function isUsableSecret(secret: unknown): secret is string {
+  return typeof secret === 'string' && secret.trim() !== ''
+}
+
 /**
  * Signs a raw callback body with the webhook secret: lowercase hex HMAC-SHA256.
+ * A blank or whitespace-only secret is refused (`invalid_options`, field `secret`).
  *
  * @example
  * const signature = signWebhookBody(JSON.stringify(body), webhookSecret)
  */
 export function signWebhookBody(rawBody: string | Uint8Array, secret: string): string {
+  if (!isUsableSecret(secret)) {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation: 'signWebhookBody',
+      field: 'secret',
+      message: 'the webhook secret must not be blank or whitespace only',
+    })
+  }
   return createHmac('sha256', secret).update(rawBody).digest('hex')
 }
 
 /**
  * Checks a callback signature in constant time. Sign the RAW body exactly as
  * received: re-serialised JSON differs byte for byte. False on an empty or
- * missing signature or secret, a length mismatch or a non-hex signature.
+ * missing signature, a blank or whitespace-only secret, a length mismatch or
+ * a non-hex signature.
  *
  * @example
  * if (!verifyWebhookSignature(rawBody, request.headers.get(SIGNATURE_HEADER), secret)) return new Response(null, { status: 401 })
@@ -35,7 +53,7 @@ export function verifyWebhookSignature(
   secret: string | null | undefined,
 ): boolean {
   if (typeof signature !== 'string' || signature.length === 0) return false
-  if (typeof secret !== 'string' || secret.length === 0) return false
+  if (!isUsableSecret(secret)) return false
   if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) return false
   const expected = Buffer.from(signWebhookBody(rawBody, secret), 'utf8')
   const received = Buffer.from(signature, 'utf8')

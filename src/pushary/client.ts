@@ -19,6 +19,7 @@ import { createPusharyTransport, type PusharyFetch } from './http.js'
 import { idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { decisionStatusSchema } from './question.js'
+import { confirmReplay } from './replay-check.js'
 import { isStorableText, STORABLE_TEXT_MESSAGE } from './text-rules.js'
 import {
   type AnswerResult,
@@ -143,7 +144,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
     // (at most 55 s); the request must outlive that hold.
     const held =
       body.wait === true ? Math.min(PUSHARY_LIMITS.longPollMaxSeconds, body.timeoutSeconds ?? 55) : 0
-    return transport.send({
+    const created = await transport.send({
       operation,
       method: 'POST',
       path: '/decisions',
@@ -152,6 +153,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
       signal: call.signal,
       timeoutMs: Math.max(requestTimeoutMs, held * 1000 + Math.min(requestTimeoutMs, 5_000)),
     })
+    return confirmReplay(body, created, operation, (id) => get(id, { signal: call.signal }))
   }
 
   const get = async (

@@ -1,4 +1,5 @@
 import { z } from 'zod/v4'
+import { refineDisplayedText } from './display-text.js'
 import { idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { decisionTypeSchema } from './question.js'
@@ -116,6 +117,7 @@ export const createDecisionInputSchema = z.object(decisionInputShape).superRefin
       message: 'select questions need at least two options',
     })
   }
+  refineDisplayedText(value, context)
   // The service refuses a presentation naming a parameter it was not sent.
   const changes = value.presentation?.changes ?? []
   changes.forEach((change, index) => {

@@ -41,7 +41,13 @@ export type PusharyValidationCode =
  * @example
  * const code: PusharyErrorCode = 'timeout'
  */
-export type PusharyErrorCode = PusharyValidationCode | 'api_error' | 'timeout' | 'aborted' | 'network_error'
+export type PusharyErrorCode =
+  | PusharyValidationCode
+  | 'api_error'
+  | 'timeout'
+  | 'aborted'
+  | 'network_error'
+  | 'idempotency_key_reused'
 
 /**
  * Base class of every error thrown by the Pushary client and helpers.

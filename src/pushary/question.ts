@@ -1,4 +1,5 @@
 import { z } from 'zod/v4'
+import { DISPLAYED_TEXT_MESSAGE, isDisplayedTextExact } from './display-text.js'
 import { PusharyValidationError } from './errors.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { isChoosableText, storableString } from './text-rules.js'
@@ -74,7 +75,11 @@ export function refineOptions(
  * @example
  * questionTextSchema.parse('  Refund EUR 48?  ') // 'Refund EUR 48?'
  */
-export const questionTextSchema = storableString().trim().min(1).max(PUSHARY_LIMITS.questionMax)
+export const questionTextSchema = storableString()
+  .trim()
+  .min(1)
+  .max(PUSHARY_LIMITS.questionMax)
+  .refine(isDisplayedTextExact, { message: DISPLAYED_TEXT_MESSAGE })
 
 /**
  * One select option: 1–200 characters, storable, and free of control
@@ -88,6 +93,7 @@ export const optionSchema = storableString()
   .min(1)
   .max(PUSHARY_LIMITS.optionMax)
   .refine(isChoosableText, { message: 'an option must not contain control characters (CR, LF, tab, NUL…)' })
+  .refine(isDisplayedTextExact, { message: DISPLAYED_TEXT_MESSAGE })
 
 /**
  * Schema of the options list: at most 20 {@link optionSchema} strings.

@@ -34,6 +34,8 @@ export interface ApiRouteDeps {
   apiKey: () => string
   /** Caps long-polls held at once per API key. */
   longPolls: SlotLimiter
+  /** Null when the service may call this callback URL, else why not (`callback-address.ts`). */
+  checkCallbackUrl: (url: string) => Promise<string | null>
   webhookSecret: { get(): Promise<string>; rotate(): Promise<string> }
   onEnrollmentLink?: (link: { externalId: string; universalLink: string; expiresInSeconds: number }) => void
 }
@@ -162,10 +164,15 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
     if (!body.ok) return body.response
     const parsed = localCreateDecisionSchema.safeParse(body.value)
     if (!parsed.success) return invalidFromZod(c, parsed.error)
+    const refused =
+      parsed.data.callbackUrl === undefined ? null : await deps.checkCallbackUrl(parsed.data.callbackUrl)
+    if (refused !== null) return invalid(c, 'callbackUrl', refused)
     const outcome = await service.create(parsed.data)
     switch (outcome.status) {
       case 'unreachable':
         return conflict(c, 'unreachable', outcome.message)
+      case 'key_reused':
+        return c.json({ error: outcome.message, code: 'idempotency_key_reused' }, 409)
       case 'created':
       case 'idempotent': {
         const d =

@@ -28,6 +28,10 @@ export interface CallbackRetryOptions {
   timeoutMs?: number
   /** How often due rows are scanned besides the wake-up after enqueue (default 1 000 ms). */
   scanIntervalMs?: number
+  /** Deliveries in flight at once to one host (`host:port`), default 4. */
+  perHostConcurrency?: number
+  /** Deliveries in flight at once in total, default 64. */
+  maxConcurrency?: number
 }
 
 /**
@@ -72,6 +76,22 @@ interface OutboxDeps {
   now: () => number
   retry?: CallbackRetryOptions
   onError?: (error: unknown) => void
+  /** Null when the URL may be called now, else why not; checked before every attempt. */
+  checkUrl?: (url: string) => Promise<string | null>
+}
+
+// Rows read per page while looking for deliveries that may start.
+const SCAN_PAGE = 100
+// Pages read per scan: bounds the work of one scan when thousands of rows
+// wait for hosts that are at their cap.
+const SCAN_MAX_PAGES = 50
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase()
+  } catch {
+    return ''
+  }
 }
 
 function n(row: Row, column: string): number | null {
@@ -127,10 +147,13 @@ export function createCallbackOutbox(deps: OutboxDeps): CallbackOutbox {
   const maxDelayMs = Math.max(baseDelayMs, deps.retry?.maxDelayMs ?? 60_000)
   const timeoutMs = Math.max(1, deps.retry?.timeoutMs ?? 10_000)
   const scanIntervalMs = Math.max(10, deps.retry?.scanIntervalMs ?? 1_000)
+  const perHostConcurrency = Math.max(1, deps.retry?.perHostConcurrency ?? 4)
+  const maxConcurrency = Math.max(1, deps.retry?.maxConcurrency ?? 64)
   const report =
     deps.onError ?? ((error: unknown) => console.error('Pushary dev server: callback worker', error))
 
   const inFlight = new Map<number, Promise<void>>()
+  const perHost = new Map<string, number>()
   const closing = new AbortController()
   let scanning: Promise<void> | null = null
   let rescan = false
@@ -149,6 +172,10 @@ export function createCallbackOutbox(deps: OutboxDeps): CallbackOutbox {
       // fetch refuses such URLs with a message quoting them; say why instead.
       if (hasCredentials(url)) throw new Error('the callback URL contains credentials (user:password@)')
       if (!isStorableText(url)) throw new Error('the callback URL contains NUL or unpaired surrogates')
+      // Checked again here: a name may resolve elsewhere than at create, and
+      // rows written by an older version were never checked.
+      const refused = deps.checkUrl ? await deps.checkUrl(url) : null
+      if (refused !== null) throw new Error(refused)
       const secret = await deps.webhookSecret()
       const response = await deps.fetch(url, {
         method: 'POST',
@@ -194,21 +221,48 @@ export function createCallbackOutbox(deps: OutboxDeps): CallbackOutbox {
     )
   }
 
+  // Each receiver is served on its own: rows in flight, and rows of a host
+  // already at its cap, are passed over, so one slow receiver never holds
+  // back another's due callbacks.
+  const start = (row: Row): void => {
+    const id = n(row, 'delivery_id') ?? 0
+    const host = hostOf(exactText(row, 'exact_url') ?? '')
+    perHost.set(host, (perHost.get(host) ?? 0) + 1)
+    const run = attempt(row)
+      .catch(report)
+      .finally(() => {
+        inFlight.delete(id)
+        const left = (perHost.get(host) ?? 1) - 1
+        if (left <= 0) perHost.delete(host)
+        else perHost.set(host, left)
+        // A freed slot may let a waiting row of this host start now.
+        wake()
+      })
+    inFlight.set(id, run)
+  }
+
   const scan = async (): Promise<void> => {
     do {
       rescan = false
-      const due = await deps.db.execute({
-        sql: `SELECT *, CAST(url AS BLOB) AS exact_url FROM callback_deliveries WHERE state = 'pending' AND next_attempt_ms <= ?
-              ORDER BY next_attempt_ms ASC LIMIT 50`,
-        args: [deps.now()],
-      })
-      for (const row of due.rows) {
-        const id = n(row, 'delivery_id') ?? 0
-        if (inFlight.has(id) || closed) continue
-        const run = attempt(row)
-          .catch(report)
-          .finally(() => inFlight.delete(id))
-        inFlight.set(id, run)
+      const nowMs = deps.now()
+      let after: [number, number] = [-1, 0]
+      for (let page = 0; page < SCAN_MAX_PAGES && !closed && inFlight.size < maxConcurrency; page += 1) {
+        const due = await deps.db.execute({
+          sql: `SELECT *, CAST(url AS BLOB) AS exact_url FROM callback_deliveries
+                WHERE state = 'pending' AND next_attempt_ms <= ?
+                  AND (next_attempt_ms > ? OR (next_attempt_ms = ? AND delivery_id > ?))
+                ORDER BY next_attempt_ms ASC, delivery_id ASC LIMIT ?`,
+          args: [nowMs, after[0], after[0], after[1], SCAN_PAGE],
+        })
+        for (const row of due.rows) {
+          const id = n(row, 'delivery_id') ?? 0
+          after = [n(row, 'next_attempt_ms') ?? 0, id]
+          if (closed || inFlight.size >= maxConcurrency) break
+          if (inFlight.has(id)) continue
+          if ((perHost.get(hostOf(exactText(row, 'exact_url') ?? '')) ?? 0) >= perHostConcurrency) continue
+          start(row)
+        }
+        if (due.rows.length < SCAN_PAGE) break
       }
     } while (rescan && !closed)
   }

@@ -15,6 +15,18 @@
 export interface PusharyDevServerLimits {
   /** Open sockets at once; further connections are closed on accept. Default 512. */
   maxConnections?: number
+  /**
+   * Open sockets at once from one client address; further ones are closed on
+   * accept. Default three quarters of `maxConnections` (384), so one client
+   * can never hold every slot.
+   */
+  maxConnectionsPerClient?: number
+  /**
+   * Sockets from one client address that have not yet sent complete request
+   * headers; further ones are closed on accept. Default a quarter of
+   * `maxConnections`, at most 32.
+   */
+  maxSlowPerClient?: number
   /** Time a client has to send the request headers. Default 10 000 ms. */
   headersTimeoutMs?: number
   /** Time a client has to send the whole request (not the response, so long-polls are unaffected). Default 30 000 ms. */
@@ -38,8 +50,12 @@ export type ResolvedLimits = Required<PusharyDevServerLimits>
  */
 export function resolveLimits(limits: PusharyDevServerLimits = {}): ResolvedLimits {
   const headersTimeoutMs = limits.headersTimeoutMs ?? 10_000
+  const maxConnections = limits.maxConnections ?? 512
   return {
-    maxConnections: limits.maxConnections ?? 512,
+    maxConnections,
+    maxConnectionsPerClient:
+      limits.maxConnectionsPerClient ?? Math.max(1, Math.floor((maxConnections * 3) / 4)),
+    maxSlowPerClient: limits.maxSlowPerClient ?? Math.max(1, Math.min(32, Math.floor(maxConnections / 4))),
     headersTimeoutMs,
     requestTimeoutMs: Math.max(headersTimeoutMs, limits.requestTimeoutMs ?? 30_000),
     keepAliveTimeoutMs: limits.keepAliveTimeoutMs ?? 5_000,
@@ -86,4 +102,62 @@ export function createSlotLimiter(max: number): SlotLimiter {
     },
     held: (key) => counts.get(key) ?? 0,
   }
+}
+
+/** What {@link limitConnectionsPerClient} needs of a Node server. */
+interface ConnectionSource {
+  on(event: 'connection', listener: (socket: import('node:net').Socket) => void): unknown
+  on(event: 'request', listener: (request: { socket: import('node:net').Socket }) => void): unknown
+}
+
+// `::ffff:10.0.0.5` and `10.0.0.5` are the same client.
+function clientOf(socket: import('node:net').Socket): string {
+  const address = socket.remoteAddress ?? ''
+  return address.startsWith('::ffff:') ? address.slice(7) : address
+}
+
+/**
+ * Caps what one client address may hold: open sockets, and sockets that have
+ * not yet sent their request headers (the slowloris shape). The server-wide
+ * cap alone lets one client fill every slot with half-open sockets until the
+ * header timeout cuts them; with this, the sockets over a client's share are
+ * closed on accept and everyone else still gets in.
+ *
+ * @example
+ * limitConnectionsPerClient(server, resolveLimits())
+ */
+export function limitConnectionsPerClient(
+  server: ConnectionSource,
+  limits: Pick<ResolvedLimits, 'maxConnectionsPerClient' | 'maxSlowPerClient'>,
+): void {
+  const open = new Map<string, number>()
+  const slow = new Map<string, number>()
+  const waiting = new WeakSet<import('node:net').Socket>()
+  const add = (map: Map<string, number>, key: string, by: number) => {
+    const next = (map.get(key) ?? 0) + by
+    if (next <= 0) map.delete(key)
+    else map.set(key, next)
+  }
+  server.on('connection', (socket) => {
+    const client = clientOf(socket)
+    if (
+      (open.get(client) ?? 0) >= limits.maxConnectionsPerClient ||
+      (slow.get(client) ?? 0) >= limits.maxSlowPerClient
+    ) {
+      socket.destroy()
+      return
+    }
+    add(open, client, 1)
+    add(slow, client, 1)
+    waiting.add(socket)
+    socket.once('close', () => {
+      add(open, client, -1)
+      if (waiting.delete(socket)) add(slow, client, -1)
+    })
+  })
+  // Headers complete: the socket is no longer a slow one (a keep-alive
+  // socket's later requests are bounded by the keep-alive timeout).
+  server.on('request', (request) => {
+    if (waiting.delete(request.socket)) add(slow, clientOf(request.socket), -1)
+  })
 }

@@ -35,6 +35,7 @@ const SCHEMA: readonly string[] = [
     presentation TEXT,
     sandbox_outcome TEXT,
     idempotency_key TEXT UNIQUE,
+    request_digest TEXT,
     created_at TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
     expires_at TEXT NOT NULL,

@@ -19,6 +19,7 @@ import {
   type TransitionOutcome,
 } from './decisions-repo.js'
 import { createEnrollmentRepo } from './enrollment-repo.js'
+import { requestDigest, sameRequest } from './request-digest.js'
 import type { AnswerOutcome, AnswerSource, ReviewerDeps } from './service-types.js'
 
 /** Validated `POST /decisions` body. */
@@ -34,6 +35,7 @@ export const INPUT_ANSWER_MAX = 2_000
 export type CreateOutcome =
   | { status: 'created' | 'idempotent'; decision: DecisionRecord; reach: DecisionReach | null }
   | { status: 'unreachable'; message: string; reach: DecisionReach | null }
+  | { status: 'key_reused'; message: string }
 
 /** Outcome of cancelling a decision. */
 export type CancelOutcome =
@@ -206,14 +208,42 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
     sandboxTimers.add(timer)
   }
 
+  const KEY_REUSED = {
+    status: 'key_reused',
+    message:
+      'This idempotencyKey was already used for a different question, type, options or customer; use a new key.',
+  } as const
+
   const service: DecisionService = {
     async create(input) {
+      const nowMs = deps.now()
+      const type = input.type ?? 'confirm'
+      const content = {
+        type,
+        question: input.question,
+        options: type === 'select' ? (input.options ?? null) : null,
+        placeholder: input.placeholder ?? null,
+        context: input.context ?? null,
+        externalId: input.externalId ?? null,
+        email: input.email ?? null,
+        agentName: input.agentName ?? null,
+        toolName: input.toolName ?? null,
+        toolTarget: input.toolTarget ?? null,
+        actor: input.actor ?? null,
+        environment: input.environment ?? null,
+        parameters: input.parameters ?? null,
+        presentation: input.presentation ?? null,
+      }
+      const digest = requestDigest(content)
       const reach = input.externalId === undefined ? null : await reachability(input.externalId)
       if (input.requireReachable === true && !reach?.reachable) {
         // A repeated key still returns the decision it already created.
         const prior =
           input.idempotencyKey === undefined ? null : await repo.getByIdempotencyKey(input.idempotencyKey)
-        if (prior !== null) return { status: 'idempotent', decision: await expireIfOverdue(prior), reach }
+        if (prior !== null) {
+          if (!sameRequest(prior, digest)) return KEY_REUSED
+          return { status: 'idempotent', decision: await expireIfOverdue(prior), reach }
+        }
         return {
           status: 'unreachable',
           message:
@@ -223,31 +253,22 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
           reach,
         }
       }
-      const nowMs = deps.now()
-      const type = input.type ?? 'confirm'
       const { decision, idempotent } = await repo.insert({
+        ...content,
         decisionId: `dec_${randomBytes(12).toString('hex')}`,
-        type,
-        question: input.question,
-        options: type === 'select' ? (input.options ?? null) : null,
-        placeholder: input.placeholder ?? null,
-        context: input.context ?? null,
-        externalId: input.externalId ?? null,
-        email: input.email ?? null,
         callbackUrl: input.callbackUrl ?? null,
-        agentName: input.agentName ?? null,
-        toolName: input.toolName ?? null,
-        toolTarget: input.toolTarget ?? null,
-        actor: input.actor ?? null,
-        environment: input.environment ?? null,
-        parameters: input.parameters ?? null,
-        presentation: input.presentation ?? null,
         sandboxOutcome: input.sandboxOutcome ?? null,
         idempotencyKey: input.idempotencyKey ?? null,
+        requestDigest: digest,
         createdMs: nowMs,
         expiresMs: nowMs + (input.expiresInSeconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000,
       })
-      if (idempotent) return { status: 'idempotent', decision: await expireIfOverdue(decision), reach }
+      if (idempotent) {
+        // The key already names another request: its answer belongs to a
+        // question this caller is not asking.
+        if (!sameRequest(decision, digest)) return KEY_REUSED
+        return { status: 'idempotent', decision: await expireIfOverdue(decision), reach }
+      }
       deps.events.publish({
         decisionId: decision.decisionId,
         externalId: decision.externalId,

@@ -21,6 +21,8 @@ export interface NewDecision extends DecisionContent {
   email: string | null
   sandboxOutcome: 'approve' | 'deny' | 'no_answer' | null
   idempotencyKey: string | null
+  /** Digest of the request content the idempotency key is bound to (`request-digest.ts`). */
+  requestDigest: string | null
   createdMs: number
   expiresMs: number
 }
@@ -28,6 +30,9 @@ export interface NewDecision extends DecisionContent {
 /** A stored decision plus the columns only the service needs. */
 export interface DecisionRecord extends StoredDecision {
   sandboxOutcome: 'approve' | 'deny' | 'no_answer' | null
+  email: string | null
+  /** Null for a row written before digests were stored. */
+  requestDigest: string | null
   expiresMs: number
   seq: number
 }
@@ -98,6 +103,7 @@ const TEXT_COLUMNS = [
   'presentation',
   'sandbox_outcome',
   'idempotency_key',
+  'request_digest',
   'created_at',
   'expires_at',
   'answered_at',
@@ -146,6 +152,8 @@ function toRecord(row: Row): DecisionRecord {
     value: text(row, 'value'),
     answerSource: text(row, 'answer_source') as AnswerSource | null,
     sandboxOutcome: text(row, 'sandbox_outcome') as DecisionRecord['sandboxOutcome'],
+    email: text(row, 'email'),
+    requestDigest: text(row, 'request_digest'),
   }
 }
 
@@ -199,6 +207,7 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
       presentation: d.presentation === null ? null : JSON.stringify(d.presentation),
       sandbox_outcome: d.sandboxOutcome,
       idempotency_key: d.idempotencyKey,
+      request_digest: d.requestDigest,
       created_at: iso(d.createdMs),
       created_ms: d.createdMs,
       expires_at: iso(d.expiresMs),

@@ -23,6 +23,10 @@ Options:
   --show-secrets       Print the API key and webhook secret (otherwise printed only when first created)
   --policy <file>      JSON policy for POST /authorize ({ "rules": [...] })
   --sandbox            Answer decisions that carry sandboxOutcome automatically
+  --allow-loopback-callbacks
+                       Allow callbackUrl on 127.0.0.1 / ::1 / localhost (local development)
+  --allow-callback-host <host|ip|cidr>
+                       Allow one non-public callback host or range (repeatable)
   --help               Show this message
 
 Enrolled phones: pushary-mastra devices list|revoke (see pushary-mastra devices --help).
@@ -39,6 +43,7 @@ const VALUE_FLAGS = {
   '--api-key': 'apiKey',
   '--api-key-file': 'apiKeyFile',
   '--policy': 'policyPath',
+  '--allow-callback-host': 'allowCallbackHost',
 } as const
 
 /** Options of the `dev` command: the server's, plus what only the command does. */
@@ -69,6 +74,10 @@ export function parseDevArgs(argv: readonly string[]): ParsedArgs {
     }
     if (arg === '--show-secrets') {
       options.showSecrets = true
+      continue
+    }
+    if (arg === '--allow-loopback-callbacks') {
+      options.callbackAddresses = { ...options.callbackAddresses, allowLoopback: true }
       continue
     }
     const eq = arg.indexOf('=')
@@ -104,6 +113,9 @@ export function parseDevArgs(argv: readonly string[]): ParsedArgs {
         })
       }
       options.port = Number(value)
+    } else if (key === 'allowCallbackHost') {
+      const allow = [...(options.callbackAddresses?.allow ?? []), value]
+      options.callbackAddresses = { ...options.callbackAddresses, allow }
     } else {
       options[key] = value
     }

@@ -12,8 +12,14 @@ import { z } from 'zod/v4'
 import { generateDevApiKey } from './api-auth.js'
 import { apiErrorBody } from './api-errors.js'
 import { createApiRoutes } from './api-routes.js'
+import { type CallbackAddressPolicy, createCallbackAddressCheck } from './callback-address.js'
 import { type CallbackRetryOptions, createCallbackOutbox } from './callbacks-outbox.js'
-import { createSlotLimiter, type PusharyDevServerLimits, resolveLimits } from './connection-limits.js'
+import {
+  createSlotLimiter,
+  limitConnectionsPerClient,
+  type PusharyDevServerLimits,
+  resolveLimits,
+} from './connection-limits.js'
 import { DEFAULT_DB_PATH, ensureSetting, openServiceDatabase, writeSetting } from './database.js'
 import { createDecisionEvents } from './decision-events.js'
 import { createDecisionService } from './decision-service.js'
@@ -48,6 +54,12 @@ export interface PusharyDevServerOptions {
   sandbox?: boolean
   /** Callback retry policy. */
   callbackRetry?: CallbackRetryOptions
+  /**
+   * Non-public callback addresses the service may call. By default loopback,
+   * private and link-local addresses (and names resolving there) are refused
+   * as `callbackUrl`; `{ allowLoopback: true }` is for local development.
+   */
+  callbackAddresses?: CallbackAddressPolicy
   /** Socket timeouts, the connection cap and the long-poll and event-stream caps. */
   limits?: PusharyDevServerLimits
   /** How often overdue decisions are expired (default 1 000 ms). */
@@ -164,8 +176,10 @@ export async function createPusharyDevServer(
   let webhookSecret = storedSecret.value
 
   const events = createDecisionEvents()
+  const checkCallbackUrl = createCallbackAddressCheck(options.callbackAddresses)
   const outbox = createCallbackOutbox({
     db,
+    checkUrl: checkCallbackUrl,
     fetch: options.fetch ?? fetch,
     webhookSecret: async () => webhookSecret,
     now,
@@ -193,6 +207,7 @@ export async function createPusharyDevServer(
   // Below the usual 1,024 open-file limit, so the database and outgoing
   // callbacks always find a descriptor.
   server.maxConnections = limits.maxConnections
+  limitConnectionsPerClient(server as unknown as Parameters<typeof limitConnectionsPerClient>[0], limits)
   try {
     await new Promise<void>((resolve, reject) => {
       if (server.listening) return resolve()
@@ -245,6 +260,7 @@ export async function createPusharyDevServer(
       now,
       apiKey: () => apiKey,
       longPolls: createSlotLimiter(limits.maxLongPollsPerKey),
+      checkCallbackUrl,
       webhookSecret: {
         get: async () => webhookSecret,
         async rotate() {

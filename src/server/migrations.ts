@@ -8,7 +8,7 @@ import { PusharyDevServerError } from './dev-server-error.js'
 import { hashToken } from './enrollment-repo.js'
 
 /** The schema version this code writes. */
-export const SERVICE_SCHEMA_VERSION = 1
+export const SERVICE_SCHEMA_VERSION = 2
 
 async function columnsOf(db: { execute(sql: string): Promise<ResultSet> }, table: string): Promise<string[]> {
   const result = await db.execute(`PRAGMA table_info(${table})`)
@@ -19,7 +19,9 @@ async function columnsOf(db: { execute(sql: string): Promise<ResultSet> }, table
  * Brings `db` to {@link SERVICE_SCHEMA_VERSION}. Version 1 stores enrolment
  * tokens as SHA-256 digests (version 0 kept them in plain text, so a copy of
  * the file could enrol a device); unconsumed links keep working because the
- * lookup hashes the presented token.
+ * lookup hashes the presented token. Version 2 adds `decisions.request_digest`,
+ * the request an idempotency key is bound to (older rows keep NULL and are
+ * compared by their stored fields).
  *
  * @example
  * await migrateServiceDatabase(db)
@@ -61,6 +63,10 @@ export async function migrateServiceDatabase(db: Client): Promise<void> {
       await tx.execute('PRAGMA secure_delete = ON')
       await tx.execute('DROP TABLE enrollments_plain')
       migratedSecrets = true
+    }
+    const decisionColumns = await columnsOf(tx, 'decisions')
+    if (decisionColumns.length > 0 && !decisionColumns.includes('request_digest')) {
+      await tx.execute('ALTER TABLE decisions ADD COLUMN request_digest TEXT')
     }
     await tx.execute(`PRAGMA user_version = ${SERVICE_SCHEMA_VERSION}`)
     await tx.commit()

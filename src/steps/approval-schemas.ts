@@ -1,5 +1,6 @@
 import { z } from 'zod/v4'
 import { decisionParametersSchema, decisionPresentationSchema } from '../pushary/decision-schemas.js'
+import { refineDisplayedText } from '../pushary/display-text.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { externalIdSchema, idSchema } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
@@ -64,7 +65,13 @@ export const pusharyApprovalStepInputSchema = z
       })
       .optional(),
   })
-  .superRefine(refineOptions)
+  .superRefine((value, context) => {
+    refineOptions(value, context)
+    // The same displayed-text rule as the client and the service, checked
+    // here so the step fails before it asks anything.
+    refineDisplayedText({ placeholder: value.placeholder }, context)
+    if (value.subject) refineDisplayedText(value.subject, context, ['subject'])
+  })
 /** @example const input: PusharyApprovalStepInput = { operationId: 'op-1', question: 'Ship?', type: 'confirm' } */
 export type PusharyApprovalStepInput = z.infer<typeof pusharyApprovalStepInputSchema>
 

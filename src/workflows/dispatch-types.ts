@@ -101,6 +101,11 @@ export interface PusharyDispatcherOptions {
    * `webhook_secret_not_configured`.
    */
   webhookSecret?: string | false
+  /**
+   * Largest callback body `handleCallback` reads, in bytes (default 64 KiB).
+   * A larger one is answered 413 before anything is parsed or verified.
+   */
+  callbackMaxBytes?: number
   now?: () => Date
   /** How long a resume waits for another resume of the same run; default 30 s. */
   conflictTimeoutMs?: number

@@ -1,3 +1,4 @@
+import { checkedCallbackMaxBytes, readCallbackBody } from '../pushary/callback-request.js'
 import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from '../pushary/callbacks.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
@@ -71,6 +72,11 @@ function checkedWebhookSecret(options: PusharyDispatcherOptions): string | null 
 export function createPusharyDispatcher(options: PusharyDispatcherOptions): PusharyDispatcher {
   const { store } = options
   const webhookSecret = checkedWebhookSecret(options)
+  const callbackMaxBytes = checkedCallbackMaxBytes(
+    options.callbackMaxBytes,
+    'createPusharyDispatcher',
+    'callbackMaxBytes',
+  )
   const context: DispatchContext = { mastra: options.mastra, client: options.client, store, options }
   const now = options.now ?? (() => new Date())
   const queue = createKeyedQueue()
@@ -163,7 +169,12 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
       new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } })
     // Not a forgery but our own configuration: say so instead of a 401 on every callback.
     if (webhookSecret === null) return reply(500, { error: 'webhook_secret_not_configured' })
-    const raw = await request.text()
+    // Capped before anything else: an unsigned body is attacker-sized.
+    const read = await readCallbackBody(request, callbackMaxBytes)
+    if (read.status === 'too_large') {
+      return reply(413, { error: 'callback_body_too_large', maxBytes: read.maxBytes })
+    }
+    const { raw } = read
     if (!verifyWebhookSignature(raw, request.headers.get(SIGNATURE_HEADER), webhookSecret)) {
       log.warn(
         'signature',

@@ -7,8 +7,9 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { createClient } from '@libsql/client'
 import type { Mastra } from '@mastra/core/mastra'
-import { type CommandIo, runParsedCommand } from '../command-io.js'
+import { type CommandIo, runParsedCommand, terminalSafe } from '../command-io.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
 import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
@@ -38,7 +39,7 @@ interface RunView {
 
 class CommandRefused extends Error {}
 
-function openStore(location: StoreLocation): PusharyReviewStore {
+async function openStore(location: StoreLocation): Promise<PusharyReviewStore> {
   if (location.kind === 'pg') {
     return createPostgresReviewStore({
       connectionString: location.url,
@@ -48,6 +49,25 @@ function openStore(location: StoreLocation): PusharyReviewStore {
   const file = location.file.replace(/^file:/, '')
   // An operator's typo must not create (and then list) an empty database.
   if (!existsSync(file)) throw new CommandRefused(`no review store at ${file}`)
+  // Nor may a command add review tables to a file that is something else
+  // (the decision service's database, Mastra's storage): the store creates
+  // its tables on first use, so look before opening it.
+  const probe = createClient({ url: pathToFileURL(resolve(file)).href })
+  try {
+    const found = await probe.execute(
+      "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'pushary_reviews'",
+    )
+    if (Number(found.rows[0]?.n ?? 0) === 0) {
+      throw new CommandRefused(
+        `${file} is not a review store (it has no pushary_reviews table); nothing was changed`,
+      )
+    }
+  } catch (error) {
+    if (error instanceof CommandRefused) throw error
+    throw new CommandRefused(`${file} is not a readable SQLite review store`)
+  } finally {
+    probe.close()
+  }
   return createSqliteReviewStore({ url: `file:${file}` })
 }
 
@@ -164,16 +184,15 @@ async function list(
     rows.push(...(await store.listByState(state, { limit: command.limit })))
   }
   if (json) {
-    io.stdout.write(`${JSON.stringify(rows)}\n`)
+    io.stdout.write(`${terminalSafe(JSON.stringify(rows))}\n`)
     return 0
   }
   if (rows.length === 0) io.stdout.write(`no reviews in ${command.states.join(', ')}\n`)
   for (const review of rows) {
     // Why it is in this state (e.g. a multi-item parent claimed while fanning out).
     const reason = (await store.history(review.decisionId)).at(-1)?.reason
-    io.stdout.write(
-      `${review.decisionId}  ${review.state.padEnd(9)}  ${review.target}  ${where(review)}${reason ? `  "${reason}"` : ''}\n`,
-    )
+    const row = `${review.decisionId}  ${review.state.padEnd(9)}  ${review.target}  ${where(review)}${reason ? `  "${reason}"` : ''}`
+    io.stdout.write(`${terminalSafe(row)}\n`)
   }
   return 0
 }
@@ -193,7 +212,7 @@ async function show(
   const claim = await store.claimState(command.decisionId)
   const run = command.mastra ? await readRun(command.mastra, review) : null
   if (json) {
-    io.stdout.write(`${JSON.stringify({ review, claim, history, receipts, run })}\n`)
+    io.stdout.write(`${terminalSafe(JSON.stringify({ review, claim, history, receipts, run }))}\n`)
     return 0
   }
   const lines = [
@@ -214,7 +233,7 @@ async function show(
       `run        ${run.workflowId}/${run.runId}: ${run.status}${run.approval ? `, approval step ${run.approval}` : ''}`,
     )
   }
-  io.stdout.write(`${lines.join('\n')}\n`)
+  io.stdout.write(`${lines.map(terminalSafe).join('\n')}\n`)
   return 0
 }
 
@@ -254,11 +273,10 @@ async function recover(
   await store.recover(command.decisionId, command.outcome, command.reason)
   const review = await store.get(command.decisionId)
   const last = (await store.history(command.decisionId)).at(-1)
-  if (json) io.stdout.write(`${JSON.stringify({ review, transition: last })}\n`)
-  else
-    io.stdout.write(
-      `${command.decisionId}: ${last?.from} -> ${last?.to} (${last?.event}) "${last?.reason}"\n`,
-    )
+  const line = json
+    ? JSON.stringify({ review, transition: last })
+    : `${command.decisionId}: ${last?.from} -> ${last?.to} (${last?.event}) "${last?.reason}"`
+  io.stdout.write(`${terminalSafe(line)}\n`)
   return 0
 }
 
@@ -301,7 +319,7 @@ async function execute(
   parsed: Extract<ParsedReviewsArgs, { status: 'run' }>,
   io: CommandIo,
 ): Promise<number> {
-  const store = openStore(parsed.store)
+  const store = await openStore(parsed.store)
   try {
     switch (parsed.command.action) {
       case 'list':
@@ -338,13 +356,13 @@ export function runReviewsCommand(argv: readonly string[], io: CommandIo): Promi
       return await execute(parsed, io)
     } catch (error) {
       if (error instanceof CommandRefused) {
-        io.stderr.write(`pushary-mastra reviews: ${error.message}\n`)
+        io.stderr.write(`pushary-mastra reviews: ${terminalSafe(error.message)}\n`)
         return 1
       }
       if (isPusharyStoreError(error)) {
         const payload = { error: error.code, message: error.message, field: error.field }
-        if (parsed.json) io.stdout.write(`${JSON.stringify(payload)}\n`)
-        io.stderr.write(`pushary-mastra reviews: refused (${error.code}): ${error.message}\n`)
+        if (parsed.json) io.stdout.write(`${terminalSafe(JSON.stringify(payload))}\n`)
+        io.stderr.write(`pushary-mastra reviews: refused (${error.code}): ${terminalSafe(error.message)}\n`)
         return 1
       }
       throw error

@@ -40,6 +40,7 @@ export async function createTestEnv(
 ): Promise<TestEnv> {
   const dir = mkdtempSync(join(tmpdir(), `pushary-${name}-`))
   const server = await createPusharyDevServer({
+    callbackAddresses: { allowLoopback: true },
     dbPath: join(dir, 'service.db'),
     port: 0,
     sweepIntervalMs: options.sweepIntervalMs ?? 200,

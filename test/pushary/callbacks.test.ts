@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import {
   parseDecisionCallback,
@@ -47,7 +48,7 @@ describe('webhook signatures', () => {
 
   it('fails for an empty secret, a missing signature or a wrong length', () => {
     const signature = signWebhookBody(body, secret)
-    expect(verifyWebhookSignature(body, signWebhookBody(body, ''), '')).toBe(false)
+    expect(verifyWebhookSignature(body, createHmac('sha256', '').update(body).digest('hex'), '')).toBe(false)
     expect(verifyWebhookSignature(body, signature, undefined)).toBe(false)
     expect(verifyWebhookSignature(body, '', secret)).toBe(false)
     expect(verifyWebhookSignature(body, null, secret)).toBe(false)

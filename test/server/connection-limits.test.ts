@@ -18,9 +18,12 @@ afterEach(async () => {
 })
 
 /** Opens a socket and sends only part of a request; `closed` resolves when the server cuts it. */
-function halfSentRequest(url: string): { connected: Promise<void>; closed: Promise<void> } {
+function halfSentRequest(
+  url: string,
+  localAddress?: string,
+): { connected: Promise<void>; closed: Promise<void> } {
   const { hostname, port } = new URL(url)
-  const socket = connect(Number(port), hostname)
+  const socket = connect({ port: Number(port), host: hostname, ...(localAddress ? { localAddress } : {}) })
   sockets.push(socket)
   socket.on('error', () => {})
   socket.on('data', () => {})
@@ -124,5 +127,25 @@ describe('connection limits', () => {
     }
     expect(fourth.response.status).toBe(200)
     for (const stream of [second, fourth]) stream.controller.abort()
+  })
+
+  it('keeps one client from holding every slot with half-open sockets (issue 19, item 8)', async () => {
+    // Header timeout far beyond the test: only the per-client cap can let the other client in.
+    harness = await startHarness('per-client', {
+      limits: { maxConnections: 64, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 },
+    })
+    const url = harness.server.url
+    // Another loopback address is another client to the server (Linux routes all of 127/8 to lo).
+    const attack = Array.from({ length: 200 }, () => halfSentRequest(url, '127.0.0.2'))
+    await Promise.all(attack.map(({ connected }) => connected))
+    let closedCount = 0
+    for (const { closed } of attack) void closed.then(() => (closedCount += 1))
+    // All but the client's share of slow sockets are closed on accept.
+    await waitUntil(() => closedCount >= 200 - 16, 'the sockets over the per-client share to be closed')
+    const started = Date.now()
+    const response = await harness.client.decisions.create({ question: 'Still answering?' })
+    expect(response.status).toBe('pending')
+    expect(Date.now() - started).toBeLessThan(2_000)
+    expect(closedCount).toBeLessThan(200)
   })
 })

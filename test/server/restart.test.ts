@@ -15,7 +15,12 @@ afterEach(async () => {
 })
 
 async function boot(dbPath: string, options: Parameters<typeof createPusharyDevServer>[0] = {}) {
-  const server = await createPusharyDevServer({ dbPath, sweepIntervalMs: 200, ...options })
+  const server = await createPusharyDevServer({
+    dbPath,
+    sweepIntervalMs: 200,
+    callbackAddresses: { allowLoopback: true },
+    ...options,
+  })
   open.push(server)
   return { server, client: createPusharyClient({ apiKey: server.apiKey, baseUrl: server.baseUrl }) }
 }
@@ -41,6 +46,7 @@ describe('restart', () => {
     expect(second.server.webhookSecret).toBe(first.server.webhookSecret)
     const again = await second.client.decisions.create({
       question: 'Still answerable tomorrow?',
+      externalId: 'customer-1',
       idempotencyKey: 'restart-key',
     })
     expect(again).toMatchObject({ decisionId, idempotent: true, status: 'pending' })

@@ -38,7 +38,12 @@ export function tempDir(name: string): string {
 export async function startHarness(name: string, options: PusharyDevServerOptions = {}): Promise<Harness> {
   const dir = tempDir(name)
   const dbPath = options.dbPath ?? join(dir, 'service.db')
-  const server = await createPusharyDevServer({ sweepIntervalMs: 200, ...options, dbPath })
+  const server = await createPusharyDevServer({
+    sweepIntervalMs: 200,
+    callbackAddresses: { allowLoopback: true },
+    ...options,
+    dbPath,
+  })
   const client = createPusharyClient({ apiKey: server.apiKey, baseUrl: server.baseUrl })
   return {
     dir,

@@ -56,6 +56,8 @@ export interface ReviewerEnv {
     deviceId: string
     /** Per-device CSRF token rendered into every answer form. */
     csrf: string
+    /** The device token of this request, so a long-lived stream can re-check the device. */
+    deviceToken: string
     /** CSP nonce for this response's inline style and script. */
     nonce: string
   }
@@ -118,6 +120,7 @@ export function requireDevice(
     c.set('externalId', device.externalId)
     c.set('deviceId', device.deviceId)
     c.set('csrf', csrfTokenFor(token))
+    c.set('deviceToken', token)
     await next()
   }
 }

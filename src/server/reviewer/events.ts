@@ -14,25 +14,32 @@ export interface ReviewerEventOptions {
   readonly keepAliveMs?: number
   /** Reconnect delay the browser is told to use. Default 2 000 ms. */
   readonly retryMs?: number
-  /** Called once when the stream ends (client gone or server closing). */
+  /** How often an open stream re-checks that its device is still enrolled. Default 1 000 ms. */
+  readonly recheckMs?: number
+  /** Called once when the stream ends (client gone, device revoked or server closing). */
   readonly onClose?: () => void
 }
 
 /**
  * Streams `decision` events for the device's customer until the client
- * disconnects, then unsubscribes.
+ * disconnects or the device is revoked, then unsubscribes. A revoke is
+ * written by another process (`pushary-mastra devices revoke`), so the
+ * stream re-checks its device before every event and on a short timer.
  *
  * @example
  * app.get('/review/events', (c) => streamReviewerEvents(c, deps, { keepAliveMs: 15_000 }))
  */
 export function streamReviewerEvents(
   c: Context<ReviewerEnv>,
-  deps: Pick<ReviewerDeps, 'subscribe'>,
+  deps: Pick<ReviewerDeps, 'subscribe' | 'deviceFromToken'>,
   options: ReviewerEventOptions = {},
 ): Response {
   const externalId = c.get('externalId')
   const keepAliveMs = options.keepAliveMs ?? 15_000
   const retryMs = options.retryMs ?? 2_000
+  const recheckMs = options.recheckMs ?? 1_000
+  const deviceToken = c.get('deviceToken')
+  const deviceId = c.get('deviceId')
   c.header('Cache-Control', 'no-store')
   // Disables response buffering in nginx-style proxies in front of the service.
   c.header('X-Accel-Buffering', 'no')
@@ -42,23 +49,41 @@ export function streamReviewerEvents(
     const enqueue = (write: () => Promise<unknown>): void => {
       chain = chain.then(write).catch(() => undefined)
     }
+    let stop: () => void = () => {}
+    const closed = new Promise<void>((resolve) => {
+      stop = resolve
+      stream.onAbort(resolve)
+    })
+    let revoked = false
+    // Fail closed: a device that cannot be confirmed (revoked, idle, moved
+    // to another customer, or the lookup failed) gets nothing more.
+    const stillEnrolled = async (): Promise<boolean> => {
+      if (revoked) return false
+      const device = await deps.deviceFromToken(deviceToken).catch(() => null)
+      if (device?.deviceId === deviceId && device.externalId === externalId) return true
+      revoked = true
+      stop()
+      return false
+    }
     const unsubscribe = deps.subscribe((event) => {
       if (event.externalId !== externalId) return
-      enqueue(() =>
-        stream.writeSSE({
+      enqueue(async () => {
+        if (!(await stillEnrolled())) return
+        await stream.writeSSE({
           event: 'decision',
           data: JSON.stringify({ decisionId: event.decisionId, status: event.status }),
-        }),
-      )
+        })
+      })
     })
     const keepAlive = setInterval(() => enqueue(() => stream.write(': keep-alive\n\n')), keepAliveMs)
-    const closed = new Promise<void>((resolve) => stream.onAbort(resolve))
+    const recheck = setInterval(() => void stillEnrolled(), recheckMs)
     try {
       // Subscribed before `ready`, so the client's refresh on `ready` cannot miss a change.
       enqueue(() => stream.writeSSE({ event: 'ready', data: '{}', retry: retryMs }))
       await closed
     } finally {
       clearInterval(keepAlive)
+      clearInterval(recheck)
       unsubscribe()
       options.onClose?.()
     }

@@ -87,7 +87,11 @@ describe('reviewer page in Chromium at 375 px', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'pushary-reviewer-browser-'))
-    server = await createPusharyDevServer({ dbPath: join(dir, 'dev.db'), port: 0 })
+    server = await createPusharyDevServer({
+      dbPath: join(dir, 'dev.db'),
+      port: 0,
+      callbackAddresses: { allowLoopback: true },
+    })
     receiver = await startCallbackReceiver(server.webhookSecret)
     client = createPusharyClient({ baseUrl: server.baseUrl, apiKey: server.apiKey })
     browser = await launchChromium()
