@@ -46,6 +46,22 @@ const optionalNumber = z.number().optional().catch(undefined)
 const optionalBoolean = z.boolean().optional().catch(undefined)
 const rawEnum = z.string().nullish().catch(null)
 
+// A question is required on the wire; a missing one reads as '' (which no
+// binding check accepts).
+const questionText = z
+  .string()
+  .nullish()
+  .catch(null)
+  .transform((value) => value ?? '')
+
+// `answered` defaults to what the status says when the sender left it out.
+function withAnswered<T extends { status: ReadDecisionStatus }>(
+  read: T,
+  answered: boolean | undefined,
+): T & { answered: boolean } {
+  return { ...read, answered: answered ?? read.status === 'answered' }
+}
+
 function readStatus(raw: string | null | undefined): { status: ReadDecisionStatus; rawStatus?: string } {
   if (typeof raw === 'string' && KNOWN_STATUSES.has(raw)) return { status: raw as DecisionStatus }
   return { status: 'unknown', rawStatus: String(raw) }
@@ -83,11 +99,7 @@ export const decisionSchema = z
     answered: optionalBoolean,
     value: text,
     type: rawEnum,
-    question: z
-      .string()
-      .nullish()
-      .catch(null)
-      .transform((value) => value ?? ''),
+    question: questionText,
     options: z
       .array(z.string())
       .nullish()
@@ -111,10 +123,9 @@ export const decisionSchema = z
     autoResolved: optionalBoolean,
     decisionOrigin: text,
   })
-  .transform(({ status, type, answered, ...rest }) => {
-    const read = { ...rest, ...readStatus(status), ...readType(type) }
-    return { ...read, answered: answered ?? read.status === 'answered' }
-  })
+  .transform(({ status, type, answered, ...rest }) =>
+    withAnswered({ ...rest, ...readStatus(status), ...readType(type) }, answered),
+  )
 /** @example const pending = (d: Decision) => d.status === 'pending' */
 export type Decision = z.output<typeof decisionSchema>
 
@@ -146,10 +157,9 @@ export const decisionResultSchema = z
     reachableChannels: channelCount,
     deviceCount: optionalNumber,
   })
-  .transform(({ status, type, answered, ...rest }) => {
-    const read = { ...rest, ...readStatus(status), ...(type === null ? {} : readType(type)) }
-    return { ...read, answered: answered ?? read.status === 'answered' }
-  })
+  .transform(({ status, type, answered, ...rest }) =>
+    withAnswered({ ...rest, ...readStatus(status), ...(type === null ? {} : readType(type)) }, answered),
+  )
 /** @example const id = (r: DecisionResult) => r.decisionId */
 export type DecisionResult = z.output<typeof decisionResultSchema>
 
@@ -193,10 +203,7 @@ export const answerResultSchema = z
     answered: optionalBoolean,
     value: text,
   })
-  .transform(({ status, answered, ...rest }) => {
-    const read = { ...rest, ...readStatus(status) }
-    return { ...read, answered: answered ?? read.status === 'answered' }
-  })
+  .transform(({ status, answered, ...rest }) => withAnswered({ ...rest, ...readStatus(status) }, answered))
 /** @example const ok = (r: AnswerResult) => r.answered */
 export type AnswerResult = z.output<typeof answerResultSchema>
 
@@ -232,11 +239,7 @@ export const listedDecisionSchema = z
     answered: optionalBoolean,
     value: text,
     type: rawEnum,
-    question: z
-      .string()
-      .nullish()
-      .catch(null)
-      .transform((value) => value ?? ''),
+    question: questionText,
     externalId: text,
     context: text,
     createdAt: text,
@@ -248,10 +251,12 @@ export const listedDecisionSchema = z
     options: z.array(z.string()).optional().catch(undefined),
     expiresAt: text,
   })
-  .transform(({ status, type, answered, ...rest }) => {
-    const read = { ...rest, ...readStatus(status), ...(type === null ? { type: null } : readType(type)) }
-    return { ...read, answered: answered ?? read.status === 'answered' }
-  })
+  .transform(({ status, type, answered, ...rest }) =>
+    withAnswered(
+      { ...rest, ...readStatus(status), ...(type === null ? { type: null } : readType(type)) },
+      answered,
+    ),
+  )
 /** @example const answered = (d: ListedDecision) => d.status === 'answered' */
 export type ListedDecision = z.output<typeof listedDecisionSchema>
 
