@@ -154,7 +154,7 @@ export function summarizeZodError(
  */
 export class PusharyApiError extends PusharyError {
   override name = 'PusharyApiError'
-  /** The body's `code` field when the service sent a string one, else `'api_error'`. */
+  /** The body's `code` field when the service sent a string one, else `'not_found'` for a 404 and `'api_error'` otherwise. */
   declare readonly code: string
   readonly status: number
   readonly statusText: string
@@ -172,8 +172,11 @@ export class PusharyApiError extends PusharyError {
         : typeof record.error === 'string'
           ? record.error
           : `HTTP ${input.status}`
+    // The hosted API's 404 body is a sentence without a code: name it, so a
+    // caller can tell "unknown or purged decision" from other failures.
+    const fallback = input.status === 404 ? 'not_found' : 'api_error'
     super(
-      typeof record.code === 'string' ? record.code : 'api_error',
+      typeof record.code === 'string' ? record.code : fallback,
       `Pushary ${input.operation} failed with HTTP ${input.status}: ${detail}`,
     )
     this.status = input.status

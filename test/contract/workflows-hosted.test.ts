@@ -132,19 +132,6 @@ describe('a decision the hosted service answers with 404', () => {
     expect((await store.get(decisionId))?.state).toBe('pending')
     expect(await effects('workflow-refund', operationId)).toBe(0)
   })
-
-  it("settles as expired once the decision's expiry has passed, never running the refund", async () => {
-    const operationId = 'wf-404-expired'
-    const { runId, decisionId } = await startWorkflow(operationId, 'shortLived')
-    await new Promise((resolve) => setTimeout(resolve, 1_500))
-    fake.forget(decisionId)
-    const outcome = await dispatcher.resumeDecision(decisionId)
-    expect(outcome.status).toBe('resumed')
-    const state = await runState(runId, 'shortLived')
-    expect(state.status).toBe('success')
-    expect(state.result).toMatchObject({ outcome: 'declined', reason: 'expired' })
-    expect(await effects('workflow-refund', operationId)).toBe(0)
-  })
 })
 
 describe('many items: the batch step against the hosted wire', () => {
