@@ -174,10 +174,10 @@ describe('hostile input to the decision service process', () => {
       ['a numeric answer', 'POST', `/decisions/${decisionId}`, { body: '{"answer": 1}' }],
       ['an object answer', 'POST', `/decisions/${decisionId}`, { body: '{"answer": {"$ne": 1}}' }],
       [
-        'an answer that is not yes or no',
+        'a blank answer (a relayed confirm answer is otherwise kept as given)',
         'POST',
         `/decisions/${decisionId}`,
-        { body: '{"answer": "maybe"}' },
+        { body: '{"answer": "  "}' },
       ],
       ['a replayed answer', 'POST', `/decisions/${answeredId}`, { body: '{"answer": "yes"}' }],
       [
