@@ -111,7 +111,7 @@ async function startCallbackReceiver() {
     req.on('end', () => {
       const arrivedAt = performance.now()
       const body = Buffer.concat(chunks).toString('utf8')
-      const id = (JSON.parse(body) as { decisionId?: string }).decisionId ?? ''
+      const id = (JSON.parse(body) as { correlationId?: string }).correlationId ?? ''
       const callback = { body, signature: String(req.headers['x-pushary-signature'] ?? ''), arrivedAt }
       arrived.set(id, callback)
       waiters.get(id)?.(callback)
