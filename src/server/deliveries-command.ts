@@ -4,13 +4,12 @@
  * its database file. A receiver that refuses every callback (a wrong
  * `PUSHARY_WEBHOOK_SECRET` answers 401) is visible here instead of silent.
  */
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
 import type { Client } from '@libsql/client'
 import type { CommandIo } from '../command-io.js'
 import { idSchema } from '../pushary/identity.js'
 import { type CallbackDelivery, redactUrl } from './callbacks-outbox.js'
-import { DEFAULT_DB_PATH, openServiceDatabase } from './database.js'
+import { DEFAULT_DB_PATH } from './database.js'
+import { runServiceDbCommand } from './service-db-command.js'
 
 const USAGE = `Usage:
   pushary-mastra deliveries list [--decision <decisionId>] [--limit <n>] [--db <path>] [--json]
@@ -142,32 +141,10 @@ function printText(deliveries: readonly ListedDelivery[], io: CommandIo): void {
  * process.exitCode = await runDeliveriesCommand(['list', '--db', '.pushary/dev.db'], { stdout: process.stdout, stderr: process.stderr })
  */
 export async function runDeliveriesCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  let args: DeliveriesArgs | 'help'
-  try {
-    args = parseArgs(argv)
-  } catch (error) {
-    io.stderr.write(
-      `pushary-mastra deliveries: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`,
-    )
-    return 2
-  }
-  if (args === 'help') {
-    io.stdout.write(USAGE)
-    return 0
-  }
-  const dbPath = resolve(args.dbPath)
-  // Never create an empty database just to report that it has no deliveries.
-  if (!existsSync(dbPath)) {
-    io.stderr.write(`pushary-mastra deliveries: no service database at ${dbPath} (pass --db)\n`)
-    return 1
-  }
-  const db = await openServiceDatabase(dbPath)
-  try {
+  return runServiceDbCommand('deliveries', USAGE, argv, parseArgs, io, async (db, args) => {
     const deliveries = await listDeliveries(db, args)
     if (args.json) io.stdout.write(`${JSON.stringify(deliveries)}\n`)
     else printText(deliveries, io)
     return 0
-  } finally {
-    db.close()
-  }
+  })
 }

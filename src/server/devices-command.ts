@@ -4,12 +4,11 @@
  * running service looks every device up per request, so a revoke takes
  * effect on the device's next request, without a restart).
  */
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
 import type { CommandIo } from '../command-io.js'
 import { parseExternalId } from '../pushary/identity.js'
-import { DEFAULT_DB_PATH, openServiceDatabase } from './database.js'
+import { DEFAULT_DB_PATH } from './database.js'
 import { createEnrollmentRepo } from './enrollment-repo.js'
+import { runServiceDbCommand } from './service-db-command.js'
 
 const USAGE = `Usage:
   pushary-mastra devices list [--db <path>] [--external-id <customer>] [--json]
@@ -68,27 +67,7 @@ function parseArgs(argv: readonly string[]): DevicesArgs | 'help' {
  * process.exitCode = await runDevicesCommand(['list', '--db', '.pushary/dev.db'], { stdout: process.stdout, stderr: process.stderr })
  */
 export async function runDevicesCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  let args: DevicesArgs | 'help'
-  try {
-    args = parseArgs(argv)
-  } catch (error) {
-    io.stderr.write(
-      `pushary-mastra devices: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`,
-    )
-    return 2
-  }
-  if (args === 'help') {
-    io.stdout.write(USAGE)
-    return 0
-  }
-  const dbPath = resolve(args.dbPath)
-  // Never create an empty database just to report that it has no devices.
-  if (!existsSync(dbPath)) {
-    io.stderr.write(`pushary-mastra devices: no service database at ${dbPath} (pass --db)\n`)
-    return 1
-  }
-  const db = await openServiceDatabase(dbPath)
-  try {
+  return runServiceDbCommand('devices', USAGE, argv, parseArgs, io, async (db, args) => {
     const repo = createEnrollmentRepo(db)
     if (args.action === 'list') {
       const devices = await repo.listDevices(
@@ -132,7 +111,5 @@ export async function runDevicesCommand(argv: readonly string[], io: CommandIo):
         throw new Error(`unknown revoke outcome ${String(unknown)}`)
       }
     }
-  } finally {
-    db.close()
-  }
+  })
 }
