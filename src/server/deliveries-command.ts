@@ -4,6 +4,7 @@
  * its database file. A receiver that refuses every callback (a wrong
  * `PUSHARY_WEBHOOK_SECRET` answers 401) is visible here instead of silent.
  */
+import { parseArgs as parseNodeArgs } from 'node:util'
 import type { Client } from '@libsql/client'
 import type { CommandIo } from '../command-io.js'
 import { idSchema } from '../pushary/identity.js'
@@ -33,35 +34,42 @@ export type ListedDelivery = CallbackDelivery & { decisionId: string }
 
 class UsageError extends Error {}
 
+// Node's own parser (strict: an unknown flag or a missing value is refused).
 function parseArgs(argv: readonly string[]): DeliveriesArgs | 'help' {
   const [action, ...rest] = argv
   if (action === undefined || action === 'help' || action === '--help' || action === '-h') return 'help'
   if (action !== 'list') throw new UsageError(`unknown action "${action}" (list)`)
-  const args: DeliveriesArgs = { dbPath: DEFAULT_DB_PATH, limit: 50, json: false }
-  for (let i = 0; i < rest.length; i += 1) {
-    const arg = rest[i] ?? ''
-    const eq = arg.indexOf('=')
-    const flag = arg.startsWith('--') && eq !== -1 ? arg.slice(0, eq) : arg
-    const inline = arg.startsWith('--') && eq !== -1 ? arg.slice(eq + 1) : undefined
-    const value = (): string => {
-      const next = inline ?? rest[++i]
-      if (next === undefined || next === '') throw new UsageError(`${flag} needs a value`)
-      return next
+  let values: { help?: boolean; json?: boolean; db?: string; decision?: string; limit?: string }
+  try {
+    ;({ values } = parseNodeArgs({
+      args: [...rest],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        json: { type: 'boolean' },
+        db: { type: 'string' },
+        decision: { type: 'string' },
+        limit: { type: 'string' },
+      },
+    }))
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error))
+  }
+  if (values.help) return 'help'
+  if (values.db === '') throw new UsageError('--db needs a value')
+  const args: DeliveriesArgs = { dbPath: values.db ?? DEFAULT_DB_PATH, limit: 50, json: values.json === true }
+  if (values.decision !== undefined) {
+    const parsed = idSchema.safeParse(values.decision)
+    if (!parsed.success) throw new UsageError('--decision must be a decision ID')
+    args.decisionId = parsed.data
+  }
+  if (values.limit !== undefined) {
+    const limit = Number(values.limit)
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new UsageError('--limit must be an integer from 1 to 1000')
     }
-    if (flag === '--help' || flag === '-h') return 'help'
-    else if (flag === '--json') args.json = true
-    else if (flag === '--db') args.dbPath = value()
-    else if (flag === '--decision') {
-      const parsed = idSchema.safeParse(value())
-      if (!parsed.success) throw new UsageError('--decision must be a decision ID')
-      args.decisionId = parsed.data
-    } else if (flag === '--limit') {
-      const limit = Number(value())
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-        throw new UsageError('--limit must be an integer from 1 to 1000')
-      }
-      args.limit = limit
-    } else throw new UsageError(`unexpected argument "${arg}"`)
+    args.limit = limit
   }
   return args
 }
