@@ -18,7 +18,7 @@ import {
 import { createPusharyTransport, type PusharyFetch } from './http.js'
 import { idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
-import { decisionStatusSchema } from './question.js'
+import { type DecisionStatus, decisionStatusSchema } from './question.js'
 import { confirmReplay } from './replay-check.js'
 import { isStorableText, STORABLE_TEXT_MESSAGE } from './text-rules.js'
 import {
@@ -71,10 +71,12 @@ export interface PusharyClientOptions {
  * const query: ListDecisionsQuery = { externalId: 'customer_1', status: 'pending', limit: 20 }
  */
 export interface ListDecisionsQuery {
+  /** Page size; the hosted API publishes no bound, the local service takes 1–100. */
   limit?: number | undefined
   cursor?: string | undefined
   externalId?: string | undefined
-  status?: Decision['status'] | undefined
+  /** A local-service extra: the hosted API documents no status filter (and may ignore it). */
+  status?: DecisionStatus | undefined
   from?: string | undefined
   to?: string | undefined
 }
@@ -105,7 +107,7 @@ export interface PusharyClient {
 }
 
 const listQuerySchema = z.object({
-  limit: z.number().int().min(1).max(100).optional(),
+  limit: z.number().int().min(1).optional(),
   cursor: z.string().min(1).optional(),
   externalId: idSchema.optional(),
   status: decisionStatusSchema.optional(),
