@@ -48,6 +48,7 @@ export async function runParsedCommand<Run>(
 // C0 and C1 controls, DEL, and the characters that reorder or hide text
 // (bidi controls, zero-width characters, soft hyphen).
 const UNSAFE_FOR_TERMINAL =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this expression's purpose
   /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g
 
 /**

@@ -17,6 +17,7 @@ import { runCli } from './support/cli.js'
 const ESC = '\u001b'
 // Clears the screen, writes the clipboard (OSC 52), and a CR + newline that would forge a row.
 const HOSTILE = `${ESC}[2J${ESC}]52;c;cm0gLXJmIH4=\u0007\r\ndec_forged  completed  workflow-step \u202Eevil\u009b31m`
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for exactly these characters
 const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/
 
 let dir: string
