@@ -137,7 +137,7 @@ export async function openPusharyAgentReview(
     question: target.question,
     subject: target.subject,
   })
-  const { decisionId } = await startAgentReviewRun({
+  const { decisionId, expiresAt } = await startAgentReviewRun({
     mastra,
     client,
     binding,
@@ -149,6 +149,7 @@ export async function openPusharyAgentReview(
     ...binding,
     decisionId,
     correlationId: decisionId,
+    ...(expiresAt === undefined ? {} : { expiresAt }),
     state: 'pending',
   }
   await store.save(review)

@@ -264,7 +264,7 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
           }
         }
         store = config.store ?? createRunLocalStore()
-        ;({ decisionId } = await startAgentReviewRun({
+        const started = await startAgentReviewRun({
           mastra,
           client,
           binding,
@@ -276,12 +276,14 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
             },
           },
           operation,
-        }))
+        })
+        decisionId = started.decisionId
         await store.save({
           target: 'agent',
           ...binding,
           decisionId,
           correlationId: decisionId,
+          ...(started.expiresAt === undefined ? {} : { expiresAt: started.expiresAt }),
           state: 'pending',
         })
         await waitForAnswer(client, decisionId, config.timeoutMs ?? 55_000)

@@ -84,6 +84,8 @@ export type PusharyApprovalStepInput = z.infer<typeof pusharyApprovalStepInputSc
 export const pusharyApprovalSuspendSchema = z.object({
   decisionId: z.string().min(1),
   correlationId: z.string().min(1),
+  /** When the decision expires, as the service reported it at creation; absent when it did not say. */
+  expiresAt: z.iso.datetime().optional(),
 })
 /** @example const s: PusharyApprovalSuspend = { decisionId: 'd_1', correlationId: 'd_1' } */
 export type PusharyApprovalSuspend = z.infer<typeof pusharyApprovalSuspendSchema>

@@ -15,6 +15,7 @@ import {
   pusharyApprovalStepInputSchema,
   pusharyApprovalSuspendSchema,
 } from './approval-schemas.js'
+import { decisionExpiresAt } from './decision-expiry.js'
 import { takeVerifiedDecision } from './verified-handoff.js'
 import { checkWorkflowDecision, workflowApprovalKey, workflowBindingContext } from './workflow-binding.js'
 
@@ -288,6 +289,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         ...(options.sandboxOutcome === undefined ? {} : { sandboxOutcome: options.sandboxOutcome }),
       })
       const decisionId = created.decisionId
+      const expiresAt = decisionExpiresAt(created, delivery, Date.now())
 
       // A recovery restart re-runs a whole foreach, items already answered
       // included. Only inside such a restart (marked by `dispatcher.recover`,
@@ -326,10 +328,14 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         ...(parent ? { parent } : {}),
         decisionId,
         correlationId: decisionId,
+        ...(expiresAt === undefined ? {} : { expiresAt }),
         state: 'pending',
       }
       if (store) await store.save(review)
-      return suspend({ decisionId, correlationId: decisionId }, { resumeLabel: decisionId })
+      return suspend(
+        { decisionId, correlationId: decisionId, ...(expiresAt === undefined ? {} : { expiresAt }) },
+        { resumeLabel: decisionId },
+      )
     },
   })
 }

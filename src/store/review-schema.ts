@@ -17,6 +17,15 @@ import { pusharyQuestionSchema } from '../pushary/question.js'
 export const reviewStateSchema = z.enum(REVIEW_STATES)
 
 /**
+ * When the decision behind a review expires, as the service reported it at
+ * creation (absent when it did not say). Only this lets a later 404 (the
+ * hosted service forgets expired decisions) settle the review as expired;
+ * before this instant a 404 is an error, never a verdict. Not part of the
+ * binding's identity: a replayed save keeps the first value.
+ */
+const decisionExpirySchema = z.iso.datetime().optional()
+
+/**
  * A review bound to one suspended agent tool call. `target` defaults to
  * `'agent'` so records written before workflow reviews existed still parse.
  * Unknown keys are stripped.
@@ -46,6 +55,7 @@ export const pusharyAgentReviewSchema = z.object({
   resourceId: idSchema.optional(),
   decisionId: idSchema,
   correlationId: idSchema,
+  expiresAt: decisionExpirySchema,
   state: reviewStateSchema,
 })
 
@@ -93,6 +103,7 @@ export const pusharyWorkflowReviewSchema = z.object({
   parent: pusharyReviewParentSchema.optional(),
   decisionId: idSchema,
   correlationId: idSchema,
+  expiresAt: decisionExpirySchema,
   state: reviewStateSchema,
 })
 

@@ -25,7 +25,14 @@ import type {
   ReviewRecoveryOutcome,
 } from './review-store.js'
 import { PusharyStoreError } from './store-error.js'
-import { bindingOf, firstDifference, laterThan, parseRow, parseTransition } from './store-rows.js'
+import {
+  bindingOf,
+  firstDifference,
+  laterThan,
+  parseRow,
+  parseTransition,
+  sameBinding,
+} from './store-rows.js'
 
 /** A review row as stored: the canonical binding JSON plus the live state. */
 export interface StoredReviewRow {
@@ -216,7 +223,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
             return
           }
           const stored = await tx.selectForUpdate(review.decisionId)
-          if (stored !== null && stored.binding === binding) return
+          if (stored !== null && sameBinding(stored.binding, binding)) return
           const field = stored === null ? 'decisionId' : firstDifference(stored.binding, binding)
           throw new PusharyStoreError({
             code: 'conflicting_binding',

@@ -18,11 +18,27 @@ export function bindingOf(review: PusharyReview): string {
   return canonicalJson(binding)
 }
 
+/**
+ * Whether two bindings name the same review. `expiresAt` is what the service
+ * reported when the decision was created (`review-schema.ts`), not identity:
+ * a replayed save that computed it a moment later is the same review.
+ */
+export function sameBinding(stored: string, incoming: string): boolean {
+  if (stored === incoming) return true
+  const identity = (binding: string) => {
+    const { expiresAt: _expiresAt, ...rest } = JSON.parse(binding) as Record<string, unknown>
+    return canonicalJson(rest)
+  }
+  return identity(stored) === identity(incoming)
+}
+
 /** The first top-level field where two bindings differ, to name it in the conflict error. */
 export function firstDifference(stored: string, incoming: string): string {
   const a = JSON.parse(stored) as Record<string, unknown>
   const b = JSON.parse(incoming) as Record<string, unknown>
-  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .filter((key) => key !== 'expiresAt')
+    .sort()
   return keys.find((key) => canonicalJson(a[key] ?? null) !== canonicalJson(b[key] ?? null)) ?? ''
 }
 

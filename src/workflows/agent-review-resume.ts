@@ -15,9 +15,10 @@ import type { PusharyClient } from '../pushary/client.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
+import { readReviewedDecision } from '../steps/decision-expiry.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import { type PusharyAgentReview, pusharyAgentReviewSchema } from '../store/review-schema.js'
-import { checkAgentDecision } from './agent-binding.js'
+import { agentWorkflowBinding, checkAgentDecision } from './agent-binding.js'
 import { reviewRunState, staleCallCause } from './agent-resume-causes.js'
 import { agentToolProblem, questionResumeData, resumeDataProblem } from './agent-resume-data.js'
 import type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
@@ -121,7 +122,11 @@ export async function resumeAgentReview<TOutput = unknown>(
   if (blocked) return blocked
 
   // The callback body is never authority: the answer comes from the service.
-  const decision = await input.client.decisions.get(decisionId)
+  const decision = await readReviewedDecision(
+    input.client,
+    { ...agentWorkflowBinding(review, operation), decisionId, expiresAt: review.expiresAt },
+    input.now?.() ?? new Date(),
+  )
   const mismatch = checkAgentDecision(review, decision)
   if (mismatch) return { status: 'mismatch', decisionId, reason: mismatch }
   if (decision.status === 'pending') {

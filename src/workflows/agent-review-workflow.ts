@@ -91,12 +91,24 @@ function lookupAgent(mastra: Mastra | undefined, agentId: string): PusharyResuma
   throw new Error(`agent "${agentId}" is not registered on this Mastra instance`)
 }
 
-function decisionIdOf(snapshot: RunSnapshotView | null): string | undefined {
+function askPayloadOf(snapshot: RunSnapshotView | null): { decisionId?: unknown; expiresAt?: unknown } {
   const ask = snapshot?.context[AGENT_REVIEW_ASK_STEP] as
-    | { suspendPayload?: { decisionId?: unknown } }
+    | { suspendPayload?: { decisionId?: unknown; expiresAt?: unknown } }
     | undefined
-  const id = ask?.suspendPayload?.decisionId
+  return ask?.suspendPayload ?? {}
+}
+
+function decisionIdOf(snapshot: RunSnapshotView | null): string | undefined {
+  const id = askPayloadOf(snapshot).decisionId
   return typeof id === 'string' ? id : undefined
+}
+
+/** The review run's asked decision and, when the service reported it, its expiry. */
+function askedDecision(snapshot: RunSnapshotView | null, runId: string): AgentReviewRun | null {
+  const decisionId = decisionIdOf(snapshot)
+  if (!decisionId) return null
+  const expiresAt = askPayloadOf(snapshot).expiresAt
+  return { workflowRunId: runId, decisionId, ...(typeof expiresAt === 'string' ? { expiresAt } : {}) }
 }
 
 async function settle(output: unknown): Promise<string | null> {
@@ -191,6 +203,8 @@ export function ensureAgentReviewWorkflow(mastra: Mastra, client: PusharyClient)
 export interface AgentReviewRun {
   workflowRunId: string
   decisionId: string
+  /** When the decision expires, as the service reported it; saved on the review (`decision-expiry.ts`). */
+  expiresAt?: string
 }
 
 /**
@@ -212,8 +226,8 @@ export async function startAgentReviewRun(input: {
   const workflowBinding = agentWorkflowBinding(input.binding, input.operation)
   const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
   const runId = workflowBinding.runId
-  const known = decisionIdOf(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId))
-  if (known) return { workflowRunId: runId, decisionId: known }
+  const known = askedDecision(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId), runId)
+  if (known) return known
   const question = input.binding.question
   const run = await workflow.createRun({ runId })
   const started = await run.start({
@@ -232,8 +246,8 @@ export async function startAgentReviewRun(input: {
       },
     },
   })
-  const decisionId = decisionIdOf(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId))
-  if (started.status !== 'suspended' || !decisionId) {
+  const asked = askedDecision(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId), runId)
+  if (started.status !== 'suspended' || !asked) {
     const cause = (started.error as { message?: string } | undefined)?.message
     throw new Error(
       `the agent review workflow did not suspend (${started.status}${cause ? `: ${cause}` : ''})`,
@@ -242,7 +256,7 @@ export async function startAgentReviewRun(input: {
       },
     )
   }
-  return { workflowRunId: runId, decisionId }
+  return asked
 }
 
 /** Mastra's refusals of a resume whose claim another caller won (mastra-probe Q8). */

@@ -8,6 +8,7 @@ import type { PusharyClient } from '../pushary/client.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
 import type { Decision } from '../pushary/wire-responses.js'
 import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
+import { readReviewedDecision } from '../steps/decision-expiry.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import { checkWorkflowDecision } from '../steps/workflow-binding.js'
 import type { PusharyReview, PusharyWorkflowReview } from '../store/review-schema.js'
@@ -67,7 +68,7 @@ export async function verifiedAnswer(
   review: PusharyWorkflowReview,
 ): Promise<VerifiedAnswer | PusharyDispatchResult> {
   const decisionId = review.decisionId
-  const decision = await context.client.decisions.get(decisionId)
+  const decision = await readReviewedDecision(context.client, review, context.options.now?.() ?? new Date())
   const mismatch = checkWorkflowDecision(review, decision)
   if (mismatch) return { status: 'mismatch', decisionId, reason: mismatch }
   if (decision.status === 'pending') return { status: 'pending', decisionId }

@@ -151,6 +151,38 @@ describe('agent: requireApproval tool against the hosted wire', () => {
   )
 })
 
+describe('agent: a deferred review whose decision the hosted service forgot', () => {
+  it('before its expiry stays pending; after it, settles as expired and never runs the tool', async () => {
+    const orderId = 'rv-forgotten'
+    const { agent, runId } = await refunderSuspends(orderId)
+    const review = await openPusharyAgentReview(
+      { client },
+      {
+        agent,
+        agentId: 'refunder',
+        runId,
+        toolCallId: `call-${orderId}`,
+        externalId: EXTERNAL_ID,
+        actionVersion: 'v1',
+        store,
+        callbackUrl: bridge.url,
+        expiresInSeconds: 2,
+      },
+    )
+    expect(review.expiresAt).toEqual(expect.any(String))
+    fake.forget(review.decisionId)
+    // A 404 before the reported expiry is an error, never a verdict.
+    await dispatcher.reconcile({ limit: 100 })
+    expect((await store.get(review.decisionId))?.state).toBe('pending')
+    const expiresAt = Date.parse(review.expiresAt ?? '')
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 50))
+    await dispatcher.reconcile({ limit: 100 })
+    expect((await store.get(review.decisionId))?.state).toBe('completed')
+    expect((await dispatcher.resumeDecision(review.decisionId)).status).toBe('duplicate')
+    expect(await refunds(orderId)).toBe(0)
+  })
+})
+
 describe('agent: blocking ask tool against the hosted wire', () => {
   it.each([
     ['OK', 1],

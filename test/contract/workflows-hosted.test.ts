@@ -134,6 +134,32 @@ describe('a decision the hosted service answers with 404', () => {
   })
 })
 
+describe('a decision the hosted service forgot after it expired', () => {
+  it('settles as expired once the expiry the service reported has passed: declined, never run', async () => {
+    const operationId = 'wf-404-expired'
+    const { runId, decisionId } = await startWorkflow(operationId, 'shortLived')
+    const saved = await store.get(decisionId)
+    expect(saved?.target === 'workflow-step' ? saved.expiresAt : undefined).toEqual(expect.any(String))
+    // The service forgets the decision once it is gone: every read is a 404.
+    fake.forget(decisionId)
+    const expiresAt = Date.parse(fake.decisions.get(decisionId)?.expiresAt ?? '')
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 50))
+    await dispatcher.reconcile({ limit: 100 })
+    const state = await runState(runId, 'shortLived')
+    expect(state.status).toBe('success')
+    expect(isPusharyDeclined(state.result)).toBe(true)
+    expect(state.result).toMatchObject({
+      outcome: 'declined',
+      answer: { status: 'expired', approved: false },
+    })
+    expect((await store.get(decisionId))?.state).toBe('completed')
+    expect(await effects('workflow-refund', operationId)).toBe(0)
+    // A late callback claiming approval changes nothing.
+    expect((await dispatcher.resumeDecision(decisionId)).status).toBe('duplicate')
+    expect(await effects('workflow-refund', operationId)).toBe(0)
+  })
+})
+
 describe('many items: the batch step against the hosted wire', () => {
   it('refunds only the items answered with an affirmative, once, by callbacks and reconcile', async () => {
     const items = ['Yes', 'maybe', 'no', ' ok '].map((value, index) => ({

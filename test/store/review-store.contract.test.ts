@@ -151,6 +151,16 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect(await store.get(review.decisionId)).toEqual(review)
     })
 
+    it('keeps the first reported expiry when a replayed save computed another one', async () => {
+      const review = workflowReview({ expiresAt: '2026-01-01T00:00:00.000Z' })
+      await store.save(review)
+      await store.save({ ...review, expiresAt: '2026-01-01T00:00:01.000Z' })
+      expect(await store.get(review.decisionId)).toEqual(review)
+      expect(await store.history(review.decisionId)).toHaveLength(1)
+      const conflict = await storeError(store.save({ ...review, expiresAt: undefined, stepId: 'other' }))
+      expect(conflict).toEqual({ code: 'conflicting_binding', field: 'stepId' })
+    })
+
     it('refuses a workflow-step review under a decision ID bound to an agent review', async () => {
       const review = agentReview()
       await store.save(review)
