@@ -25,7 +25,7 @@ export const BOUND_KEY_LIFETIME = { minSeconds: 60, maxSeconds: 365 * 24 * 60 * 
 /** One bound key as `GET /keys` lists it. */
 export interface BoundKeyRow {
   keyPrefix: string
-  name: string | null
+  name: string
   boundExternalId: string | null
   isActive: boolean
   lastUsedAt: string | null
@@ -83,7 +83,8 @@ export function createBoundKeys(db: Client, now: () => number): BoundKeys {
         args: [
           keyPrefix,
           digest(apiKey).toString('hex'),
-          input.name ?? null,
+          // The hosted list always carries a name.
+          input.name ?? `Bound key for ${input.externalId}`,
           input.externalId,
           iso(nowMs),
           expiresMs === null ? null : iso(expiresMs),
@@ -107,7 +108,7 @@ export function createBoundKeys(db: Client, now: () => number): BoundKeys {
       const nowMs = now()
       return result.rows.map((row) => ({
         keyPrefix: String(row.key_prefix),
-        name: row.name === null ? null : String(row.name),
+        name: String(row.name ?? ''),
         boundExternalId: String(row.bound_external_id),
         isActive: row.revoked_at === null && (row.expires_ms === null || Number(row.expires_ms) > nowMs),
         lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
