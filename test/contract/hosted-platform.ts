@@ -131,7 +131,7 @@ export function createHostedPlatform(lookup: (id: string) => HostedDecision | un
     },
     revokeKey(keyPrefix: string, send: Send) {
       const key = keys.find((candidate) => candidate.keyPrefix === keyPrefix)
-      const revoked = key !== undefined && key.isActive
+      const revoked = key?.isActive === true
       if (key) key.isActive = false
       return send(200, { keyPrefix, revoked }, strictContract(contractRevokedKeySchema))
     },
