@@ -227,7 +227,7 @@ export function enforceKeyScope(
     if (bound === null) return next()
     const method = c.req.method
     // Path after the mount, e.g. `/decisions/dec_1`.
-    const path = c.req.path.replace(/^.*\/api\/v1\/server/, '')
+    const path = c.req.path.replace(/^\/api\/v1\/server/, '')
     const decisionMatch = /^\/decisions\/([^/]+)(\/deliveries)?$/.exec(path)
     if (path === '/decisions' && method === 'POST') {
       if ((await bodyExternalId(c)) !== bound) return outsideScope(c, 'can create decisions only for it')

@@ -12,8 +12,8 @@ import {
   authorizeInputSchema,
   decisionParametersSchema,
 } from '../pushary/decision-schemas.js'
-import { externalIdSchema, idSchema } from '../pushary/identity.js'
-import { PUSHARY_LIMITS } from '../pushary/limits.js'
+import { externalIdSchema } from '../pushary/identity.js'
+import { consumeAuthorizationInputSchema, receiptInputSchema } from '../pushary/platform-schemas.js'
 import { storableString } from '../pushary/text-rules.js'
 import { apiError } from './api-errors.js'
 import { invalidFromZod, readJsonObject } from './api-request.js'
@@ -27,21 +27,6 @@ export interface PlatformRouteDeps {
   permits: PermitService
   keys: BoundKeys
 }
-
-const consumeBodySchema = z.object({
-  authorizationId: idSchema,
-  toolName: idSchema,
-  toolTarget: storableString().optional(),
-  actor: storableString().max(PUSHARY_LIMITS.actorMax).optional(),
-  environment: storableString().max(PUSHARY_LIMITS.environmentMax).optional(),
-  externalId: externalIdSchema.optional(),
-  parameters: decisionParametersSchema.optional(),
-})
-
-const receiptBodySchema = z.object({
-  outcome: z.enum(['succeeded', 'failed']),
-  summary: storableString().optional(),
-})
 
 const issueKeyBodySchema = z.object({
   externalId: externalIdSchema,
@@ -75,7 +60,7 @@ export function createPlatformRoutes(deps: PlatformRouteDeps): Hono {
   api.post('/authorizations/consume', async (c) => {
     const body = await readJsonObject(c)
     if (!body.ok) return body.response
-    const parsed = consumeBodySchema.safeParse(body.value)
+    const parsed = consumeAuthorizationInputSchema.safeParse(body.value)
     if (!parsed.success) return invalidFromZod(c, parsed.error)
     const { authorizationId, ...action } = parsed.data
     const outcome = await deps.permits.consume(authorizationId, {
@@ -102,7 +87,7 @@ export function createPlatformRoutes(deps: PlatformRouteDeps): Hono {
   api.post('/authorizations/:permitId/receipt', async (c) => {
     const body = await readJsonObject(c)
     if (!body.ok) return body.response
-    const parsed = receiptBodySchema.safeParse(body.value)
+    const parsed = receiptInputSchema.safeParse(body.value)
     if (!parsed.success) return invalidFromZod(c, parsed.error)
     const outcome = await deps.permits.receipt(
       c.req.param('permitId'),
