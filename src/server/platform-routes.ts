@@ -7,11 +7,7 @@
  */
 import { Hono } from 'hono'
 import { z } from 'zod/v4'
-import {
-  type AuthorizeInput,
-  authorizeInputSchema,
-  decisionParametersSchema,
-} from '../pushary/decision-schemas.js'
+import { type AuthorizeInput, authorizeInputSchema } from '../pushary/decision-schemas.js'
 import { externalIdSchema } from '../pushary/identity.js'
 import { consumeAuthorizationInputSchema, receiptInputSchema } from '../pushary/platform-schemas.js'
 import { storableString } from '../pushary/text-rules.js'
