@@ -10,6 +10,22 @@ export type { ListDecisionsQuery, PusharyClient, PusharyClientOptions } from './
 export { PUSHARY_DEFAULT_BASE_URL } from './pushary/client-config.js'
 export type { PusharyConfig } from './pushary/config.js'
 export type { PusharyFetch } from './pushary/http.js'
+export type { PusharyPlatformCalls } from './pushary/platform-client.js'
+export type {
+  ConsumeAuthorizationInput,
+  ConsumeAuthorizationResult,
+  IssuedKey,
+  IssueKeyInput,
+  KeyList,
+  ListedKey,
+  PermitAuthority,
+  PermitExecutionState,
+  PermitRefusal,
+  PermitRefused,
+  ReceiptInput,
+  ReceiptResult,
+  RevokedKey,
+} from './pushary/platform-schemas.js'
 export {
   isPusharyApiError,
   isPusharyError,

@@ -18,6 +18,7 @@ import {
 import { createPusharyTransport, type PusharyFetch } from './http.js'
 import { idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
+import { createPlatformCalls, type PusharyPlatformCalls } from './platform-client.js'
 import { type DecisionStatus, decisionStatusSchema } from './question.js'
 import { confirmReplay } from './replay-check.js'
 import { isStorableText, STORABLE_TEXT_MESSAGE } from './text-rules.js'
@@ -87,7 +88,7 @@ export interface ListDecisionsQuery {
  * @example
  * const client: PusharyClient = createPusharyClient()
  */
-export interface PusharyClient {
+export interface PusharyClient extends PusharyPlatformCalls {
   readonly baseUrl: string
   readonly decisions: {
     create(input: CreateDecisionInput, options?: PusharyCallOptions): Promise<DecisionResult>
@@ -182,6 +183,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
 
   return {
     baseUrl,
+    ...createPlatformCalls(transport),
     decisions: {
       create,
       get,

@@ -32,6 +32,8 @@ export type PusharyValidationCode =
   | 'invalid_options'
   | 'invalid_response'
   | 'invalid_idempotency_key'
+  | 'invalid_permit_input'
+  | 'invalid_key_input'
   | 'binding_mismatch'
 
 /**

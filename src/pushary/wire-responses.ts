@@ -300,11 +300,14 @@ export const enrollResultSchema = z.object({
 export type EnrollResult = z.output<typeof enrollResultSchema>
 
 const DELIVERABILITY: ReadonlySet<string> = new Set(['push', 'fallback', 'unreachable'])
+const VERDICTS: ReadonlySet<string> = new Set(['allow', 'deny', 'requires_human'])
 
 /**
  * Response of `GET /reachability`: a read-only preflight that opens nothing.
- * `reachableChannels` is a count; an unknown `deliverability` reads as
- * `'unreachable'` (fail closed) with the wire value in `rawDeliverability`.
+ * `deliverability` is `push`, `fallback` (the customer is named but has no
+ * device: create with `approvalUrl: true` and deliver the link yourself) or
+ * `unreachable`; any other value reads as `'unknown'` with the wire value in
+ * `rawDeliverability`, which a caller treats as not deliverable.
  *
  * @example
  * const reach = decisionReachSchema.parse(body)
@@ -322,24 +325,32 @@ export const decisionReachSchema = z
   .transform(({ deliverability, ...rest }) =>
     typeof deliverability === 'string' && DELIVERABILITY.has(deliverability)
       ? { ...rest, deliverability: deliverability as 'push' | 'fallback' | 'unreachable' }
-      : { ...rest, deliverability: 'unreachable' as const, rawDeliverability: String(deliverability) },
+      : { ...rest, deliverability: 'unknown' as const, rawDeliverability: String(deliverability) },
   )
 /** @example const canPush = (r: DecisionReach) => r.deliverability === 'push' */
 export type DecisionReach = z.output<typeof decisionReachSchema>
 
 /**
- * Policy verdict from `POST /authorize`. Only `allow` lets the action run
- * without a person; `requires_human` means ask.
+ * Policy verdict from `POST /authorize`, the SDK's verdict call. Only
+ * `allow` lets the action run without a person; `requires_human` means ask.
+ * Any other verdict reads as `'unknown'` (wire value in `rawVerdict`), which
+ * is never `allow`.
  *
  * @example
  * const evaluation = authorizationEvaluationSchema.parse(body)
  */
-export const authorizationEvaluationSchema = z.object({
-  verdict: z.enum(['allow', 'deny', 'requires_human']),
-  policy: text,
-  reason: z.string(),
-  authorizationId: text,
-})
+export const authorizationEvaluationSchema = z
+  .object({
+    verdict: rawEnum,
+    policy: text,
+    reason: z.string().catch(''),
+    authorizationId: text,
+  })
+  .transform(({ verdict, ...rest }) =>
+    typeof verdict === 'string' && VERDICTS.has(verdict)
+      ? { ...rest, verdict: verdict as 'allow' | 'deny' | 'requires_human' }
+      : { ...rest, verdict: 'unknown' as const, rawVerdict: String(verdict) },
+  )
 /** @example const allowed = (e: AuthorizationEvaluation) => e.verdict === 'allow' */
 export type AuthorizationEvaluation = z.output<typeof authorizationEvaluationSchema>
 

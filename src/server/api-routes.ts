@@ -6,14 +6,14 @@
  */
 import { type Context, Hono } from 'hono'
 import { z } from 'zod/v4'
-import { type AuthorizeInput, authorizeInputSchema } from '../pushary/decision-schemas.js'
 import { externalIdSchema } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
 import { decisionStatusSchema } from '../pushary/question.js'
 import { storableString } from '../pushary/text-rules.js'
 import type { EnrollResult } from '../pushary/wire-responses.js'
-import { requireApiKey } from './api-auth.js'
 import { apiError, DECISION_NOT_FOUND } from './api-errors.js'
+import { invalid, invalidFromZod, readJsonObject } from './api-request.js'
+import { authenticateKey, type BoundKeys, boundExternalIdOf, enforceKeyScope } from './bound-keys.js'
 import type { CallbackOutbox } from './callbacks-outbox.js'
 import type { SlotLimiter } from './connection-limits.js'
 import type { DecisionEvents } from './decision-events.js'
@@ -21,7 +21,10 @@ import { decisionJson } from './decision-json.js'
 import type { DecisionService } from './decision-service.js'
 import type { DecisionRecord } from './decisions-repo.js'
 import { localCreateDecisionSchema } from './local-input-rules.js'
-import { evaluatePolicy, type PolicyFile } from './policy.js'
+import type { PermitService } from './permits.js'
+import { createPlatformRoutes } from './platform-routes.js'
+import type { PolicyFile } from './policy.js'
+import type { ApprovalLinks } from './reviewer/approval-link.js'
 
 /** What the API routes need from the server. */
 export interface ApiRouteDeps {
@@ -37,27 +40,10 @@ export interface ApiRouteDeps {
   /** Null when the service may call this callback URL, else why not (`callback-address.ts`). */
   checkCallbackUrl: (url: string) => Promise<string | null>
   webhookSecret: { get(): Promise<string>; rotate(): Promise<string> }
+  keys: BoundKeys
+  permits: PermitService
+  approvalLinks: ApprovalLinks
   onEnrollmentLink?: (link: { externalId: string; universalLink: string; expiresInSeconds: number }) => void
-}
-
-function fieldOf(path: readonly PropertyKey[]): string {
-  return path.map(String).join('.')
-}
-
-function invalid(c: Context, field: string, message: string, issues?: readonly z.core.$ZodIssue[]) {
-  const sentence = field === '' ? `Invalid request: ${message}` : `Invalid ${field}: ${message}`
-  return apiError(c, 400, 'invalid_request', sentence, {
-    field,
-    ...(issues
-      ? { issues: issues.map((i) => ({ code: i.code, path: i.path.map(String), message: i.message })) }
-      : {}),
-  })
-}
-
-function invalidFromZod(c: Context, error: z.ZodError, prefix = '') {
-  const first = error.issues[0]
-  const field = [prefix, fieldOf(first?.path ?? [])].filter((p) => p !== '').join('.')
-  return invalid(c, field, first?.message ?? 'invalid value', error.issues)
 }
 
 function notFound(c: Context) {
@@ -66,26 +52,6 @@ function notFound(c: Context) {
 
 function conflict(c: Context, code: string, message: string) {
   return apiError(c, 409, code, message)
-}
-
-type JsonBody = { ok: true; value: Record<string, unknown> } | { ok: false; response: Response }
-
-async function readJsonObject(c: Context): Promise<JsonBody> {
-  const raw = await c.req.text()
-  if (raw.trim() === '') return { ok: true, value: {} }
-  let value: unknown
-  try {
-    value = JSON.parse(raw)
-  } catch {
-    return {
-      ok: false,
-      response: apiError(c, 400, 'invalid_json', 'The request body is not valid JSON.'),
-    }
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { ok: false, response: invalid(c, '', 'the body must be a JSON object') }
-  }
-  return { ok: true, value: value as Record<string, unknown> }
 }
 
 const waitSchema = z.coerce
@@ -118,7 +84,11 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
   const { service } = deps
   const apiBase = `${deps.publicUrl}/api/v1/server`
 
-  api.use('*', requireApiKey(deps.apiKey))
+  api.use('*', authenticateKey(deps.apiKey, deps.keys))
+  api.use(
+    '*',
+    enforceKeyScope((id) => service.get(id)),
+  )
 
   api.post('/enroll', async (c) => {
     const body = await readJsonObject(c)
@@ -197,7 +167,9 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
           pollUrl: `${apiBase}/decisions/${d.decisionId}`,
           decisionPageUrl: pageUrl,
           expiresInSeconds: Math.max(0, Math.ceil((d.expiresMs - deps.now()) / 1000)),
-          ...(parsed.data.approvalUrl === true ? { approvalUrl: pageUrl } : {}),
+          ...(parsed.data.approvalUrl === true
+            ? { approvalUrl: await deps.approvalLinks.issue(d.decisionId, d.expiresMs) }
+            : {}),
           ...(outcome.status === 'idempotent' ? { idempotent: true } : {}),
           ...(outcome.reach
             ? {
@@ -260,7 +232,8 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
     const rows = await service.list({
       limit: q.limit,
       beforeSeq: q.cursor === undefined ? null : Number(q.cursor.slice(2)),
-      externalId: q.externalId ?? null,
+      // A bound key lists its own customer's decisions only.
+      externalId: boundExternalIdOf(c) ?? q.externalId ?? null,
       status: q.status ?? null,
       fromMs: q.from === undefined ? null : Date.parse(q.from),
       toMs: q.to === undefined ? null : Date.parse(q.to),
@@ -365,14 +338,7 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
   api.get('/webhook-secret', async (c) => c.json({ webhookSecret: await deps.webhookSecret.get() }))
   api.post('/webhook-secret', async (c) => c.json({ webhookSecret: await deps.webhookSecret.rotate() }))
 
-  api.post('/authorize', async (c) => {
-    const body = await readJsonObject(c)
-    if (!body.ok) return body.response
-    const parsed = authorizeInputSchema.safeParse(body.value)
-    if (!parsed.success) return invalidFromZod(c, parsed.error)
-    const input: AuthorizeInput = parsed.data
-    return c.json(evaluatePolicy(deps.policy, input))
-  })
+  api.route('/', createPlatformRoutes({ policy: deps.policy, permits: deps.permits, keys: deps.keys }))
 
   api.all('*', (c) => apiError(c, 404, 'not_found', `No route ${c.req.method} ${c.req.path}.`))
 

@@ -12,6 +12,7 @@ import { z } from 'zod/v4'
 import { generateDevApiKey } from './api-auth.js'
 import { apiErrorBody } from './api-errors.js'
 import { createApiRoutes } from './api-routes.js'
+import { createBoundKeys } from './bound-keys.js'
 import { type CallbackAddressPolicy, createCallbackAddressCheck } from './callback-address.js'
 import { type CallbackRetryOptions, createCallbackOutbox } from './callbacks-outbox.js'
 import {
@@ -25,7 +26,9 @@ import { createDecisionEvents } from './decision-events.js'
 import { createDecisionService } from './decision-service.js'
 import { PusharyDevServerError } from './dev-server-error.js'
 import { startExpirySweeper } from './expiry-sweeper.js'
+import { createPermitService } from './permits.js'
 import { loadPolicyFile, type PolicyFile } from './policy.js'
+import { createApprovalLinkApp, createApprovalLinks } from './reviewer/approval-link.js'
 import { createReviewerApp } from './reviewer/index.js'
 
 /** Request bodies above this size get 413. */
@@ -237,6 +240,7 @@ export async function createPusharyDevServer(
     sandbox: checked.data.sandbox ?? false,
     onError,
   })
+  const approvalLinks = createApprovalLinks(db, publicUrl, now)
   const app = new Hono()
   app.use(
     '*',
@@ -270,9 +274,13 @@ export async function createPusharyDevServer(
           return next
         },
       },
+      keys: createBoundKeys(db, now),
+      permits: createPermitService({ db, getDecision: (id) => service.get(id), now }),
+      approvalLinks,
       ...(options.onEnrollmentLink ? { onEnrollmentLink: options.onEnrollmentLink } : {}),
     }),
   )
+  app.route('/', createApprovalLinkApp(approvalLinks, service.reviewerDeps))
   app.route(
     '/',
     createReviewerApp(service.reviewerDeps, { streams: createSlotLimiter(limits.maxStreamsPerDevice) }),

@@ -8,7 +8,46 @@ import { PusharyDevServerError } from './dev-server-error.js'
 import { hashToken } from './enrollment-repo.js'
 
 /** The schema version this code writes. */
-export const SERVICE_SCHEMA_VERSION = 2
+export const SERVICE_SCHEMA_VERSION = 3
+
+// Version 3. `IF NOT EXISTS`, so a fresh file and an upgraded one end alike.
+const PLATFORM_TABLES: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS bound_keys (
+    key_prefix TEXT PRIMARY KEY,
+    key_hash TEXT NOT NULL,
+    name TEXT,
+    bound_external_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    expires_ms INTEGER,
+    revoked_at TEXT,
+    last_used_at TEXT
+  )`,
+  `CREATE TABLE IF NOT EXISTS policy_authorizations (
+    authorization_id TEXT PRIMARY KEY,
+    action TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_ms INTEGER NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS permits (
+    permit_id TEXT PRIMARY KEY,
+    authorization_id TEXT NOT NULL UNIQUE,
+    action TEXT NOT NULL,
+    authority TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    execution_state TEXT NOT NULL,
+    receipt_summary TEXT,
+    receipt_at TEXT
+  )`,
+  `CREATE TABLE IF NOT EXISTS approval_links (
+    token_hash TEXT PRIMARY KEY,
+    decision_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_ms INTEGER NOT NULL
+  )`,
+]
 
 async function columnsOf(db: { execute(sql: string): Promise<ResultSet> }, table: string): Promise<string[]> {
   const result = await db.execute(`PRAGMA table_info(${table})`)
@@ -21,7 +60,9 @@ async function columnsOf(db: { execute(sql: string): Promise<ResultSet> }, table
  * the file could enrol a device); unconsumed links keep working because the
  * lookup hashes the presented token. Version 2 adds `decisions.request_digest`,
  * the request an idempotency key is bound to (older rows keep NULL and are
- * compared by their stored fields).
+ * compared by their stored fields). Version 3 adds the platform tables:
+ * bound keys, policy authorizations, permits with their receipts, and
+ * decision-bound approval links (secrets stored as SHA-256 digests).
  *
  * @example
  * await migrateServiceDatabase(db)
@@ -68,6 +109,7 @@ export async function migrateServiceDatabase(db: Client): Promise<void> {
     if (decisionColumns.length > 0 && !decisionColumns.includes('request_digest')) {
       await tx.execute('ALTER TABLE decisions ADD COLUMN request_digest TEXT')
     }
+    for (const statement of PLATFORM_TABLES) await tx.execute(statement)
     await tx.execute(`PRAGMA user_version = ${SERVICE_SCHEMA_VERSION}`)
     await tx.commit()
   } finally {

@@ -167,3 +167,69 @@ export function sdkApproves(decision: {
 export function strictContract<T extends z.ZodObject>(schema: T) {
   return schema.strict()
 }
+
+/** §6.1 `authority` of a permit: a policy or a person. */
+export const contractAuthoritySchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('policy'),
+    rulePattern: z.string().optional(),
+    authorizationRuleId: z.string().optional(),
+    policyId: z.string().optional(),
+  }),
+  z.object({
+    kind: z.literal('human'),
+    answeredAt: isoTimestamp,
+    answerSource: z.string().optional(),
+    approverUserId: z.string().optional(),
+    approverExternalId: z.string().optional(),
+  }),
+])
+
+/** E10 success. */
+export const contractPermitSchema = z.object({
+  permitId: z.string().min(1),
+  authority: contractAuthoritySchema,
+  expiresAt: isoTimestamp,
+})
+
+/** §6.1 execution states. */
+export const contractExecutionStateSchema = z.enum(['running', 'succeeded', 'failed'])
+
+/** E10 refusal: a non-2xx error body (§1.1) naming the refusal. */
+export const contractRefusalSchema = z.intersection(
+  contractErrorBodySchema,
+  z.object({
+    refusal: z.enum(['not_authorized', 'action_mismatch', 'expired', 'already_consumed']),
+    executionState: contractExecutionStateSchema.optional(),
+  }),
+)
+
+/** E11 response. */
+export const contractReceiptSchema = z.object({ executionState: contractExecutionStateSchema })
+
+/** E12 `POST /keys` response. */
+export const contractIssuedKeySchema = z.object({
+  apiKey: z.string().min(1),
+  keyPrefix: z.string().min(1),
+  scope: z.literal('bound'),
+  boundExternalId: z.string(),
+  expiresAt: isoTimestamp.nullable(),
+})
+
+/** E12 `GET /keys` response. */
+export const contractKeyListSchema = z.object({
+  keys: z.array(
+    z.object({
+      keyPrefix: z.string().min(1),
+      name: z.string(),
+      boundExternalId: z.string().nullable(),
+      isActive: z.boolean(),
+      lastUsedAt: isoTimestamp.nullable(),
+      expiresAt: isoTimestamp.nullable(),
+      createdAt: isoTimestamp,
+    }),
+  ),
+})
+
+/** E12 `DELETE /keys/{keyPrefix}` response. */
+export const contractRevokedKeySchema = z.object({ keyPrefix: z.string(), revoked: z.boolean() })

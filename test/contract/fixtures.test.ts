@@ -16,7 +16,13 @@ import {
   contractDecisionSchema,
   contractEnrollSchema,
   contractErrorBodySchema,
+  contractIssuedKeySchema,
+  contractKeyListSchema,
+  contractPermitSchema,
   contractReachabilitySchema,
+  contractReceiptSchema,
+  contractRefusalSchema,
+  contractRevokedKeySchema,
   contractWebhookSecretSchema,
 } from './contract-schemas.js'
 import callback from './fixtures/callback.json' with { type: 'json' }
@@ -29,6 +35,10 @@ import secret from './fixtures/e6-webhook-secret.json' with { type: 'json' }
 import enroll from './fixtures/e7-enroll.json' with { type: 'json' }
 import reach from './fixtures/e8-reachability.json' with { type: 'json' }
 import authorize from './fixtures/e9-authorize.json' with { type: 'json' }
+import consume from './fixtures/e10-consume.json' with { type: 'json' }
+import refusals from './fixtures/e10-refusals.json' with { type: 'json' }
+import receipt from './fixtures/e11-receipt.json' with { type: 'json' }
+import keys from './fixtures/e12-keys.json' with { type: 'json' }
 import errors from './fixtures/errors.json' with { type: 'json' }
 import { startHostedFake } from './hosted-fake.js'
 
@@ -42,6 +52,8 @@ const files: [string, Record<string, unknown>, z.ZodType][] = [
   ['E7 enroll', enroll, contractEnrollSchema],
   ['E8 reachability', reach, contractReachabilitySchema],
   ['E9 authorize', authorize, contractAuthorizeSchema],
+  ['E10 consume', consume, contractPermitSchema],
+  ['E11 receipt', receipt, contractReceiptSchema],
   ['callback', callback, contractCallbackSchema],
 ]
 
@@ -50,6 +62,23 @@ describe('contract fixtures', () => {
     for (const [key, body] of Object.entries(fixtures)) {
       expect(schema.safeParse(body).success, key).toBe(!key.startsWith('odd-'))
     }
+  })
+
+  it('E10 refusals are error bodies naming a known refusal, and only the odd one is unknown', () => {
+    for (const [key, { status, body }] of Object.entries(refusals)) {
+      expect(status, key).toBeGreaterThanOrEqual(400)
+      expect(contractErrorBodySchema.safeParse(body).success, key).toBe(true)
+      expect(contractRefusalSchema.safeParse(body).success, key).toBe(!key.startsWith('odd-'))
+    }
+  })
+
+  it('E12 key fixtures fit the issue, list and revoke shapes', () => {
+    expect(contractIssuedKeySchema.safeParse(keys.issue).success).toBe(true)
+    expect(contractIssuedKeySchema.safeParse(keys['issue-no-expiry']).success).toBe(true)
+    expect(contractKeyListSchema.safeParse(keys.list).success).toBe(true)
+    expect(contractRevokedKeySchema.safeParse(keys.revoke).success).toBe(true)
+    expect(contractRevokedKeySchema.safeParse(keys['revoke-unknown']).success).toBe(true)
+    expect(contractIssuedKeySchema.safeParse({ ...keys.issue, scope: 'site' }).success).toBe(false)
   })
 
   it('error fixtures carry a sentence in error (or message), never a bare code', () => {

@@ -29,6 +29,7 @@ import {
   contractWebhookSecretSchema,
   strictContract,
 } from './contract-schemas.js'
+import { createHostedPlatform } from './hosted-platform.js'
 import {
   decisionBody,
   type HostedCallback,
@@ -169,6 +170,7 @@ export async function startHostedFake(options: HostedFakeOptions = {}): Promise<
 
   const lookup = (id: string): HostedDecision | undefined =>
     forgotten.has(id) ? undefined : decisions.get(id)
+  const platform = createHostedPlatform(lookup)
 
   const handle = async (req: IncomingMessage, res: ServerResponse, raw: string) => {
     const url = new URL(req.url ?? '/', 'http://fake')
@@ -310,6 +312,21 @@ export async function startHostedFake(options: HostedFakeOptions = {}): Promise<
       }
       case 'authorize':
         return send(res, 200, authorizeFixtures['requires-human'], strictContract(contractAuthorizeSchema))
+      case 'consume':
+        return platform.consume(input, (status, reply, schema) =>
+          send(res, status, reply, schema as z.ZodType),
+        )
+      case 'receipt':
+        return platform.receipt(id, input, (status, reply, schema) =>
+          send(res, status, reply, schema as z.ZodType),
+        )
+      case 'keys': {
+        const reply = (status: number, body: unknown, schema: unknown) =>
+          send(res, status, body, schema as z.ZodType)
+        if (method === 'POST') return platform.issueKey(input, reply)
+        if (method === 'GET') return platform.listKeys(reply)
+        return platform.revokeKey(id, reply)
+      }
       case 'webhook-secret':
         if (method === 'POST') webhookSecret = `whsec_${randomBytes(16).toString('hex')}`
         return send(res, 200, { webhookSecret }, strictContract(contractWebhookSecretSchema))

@@ -15,6 +15,9 @@ export type HostedRoute =
   | 'enroll'
   | 'authorize'
   | 'webhook-secret'
+  | 'consume'
+  | 'receipt'
+  | 'keys'
 
 /** One request as the fake received it. */
 export interface HostedRequest {
@@ -111,6 +114,13 @@ export function routeOf(method: string, path: string): HostedRoute | 'unknown' {
   if (path === '/enroll' && method === 'POST') return 'enroll'
   if (path === '/authorize' && method === 'POST') return 'authorize'
   if (path === '/webhook-secret' && (method === 'GET' || method === 'POST')) return 'webhook-secret'
+  if (path === '/authorizations/consume' && method === 'POST') return 'consume'
+  if (/^\/authorizations\/[^/]+\/receipt$/.test(path) && method === 'POST') return 'receipt'
+  if (
+    (path === '/keys' && (method === 'POST' || method === 'GET')) ||
+    (/^\/keys\/[^/]+$/.test(path) && method === 'DELETE')
+  )
+    return 'keys'
   return 'unknown'
 }
 

@@ -293,4 +293,28 @@ describe('the product README samples, as written', () => {
         expect(done.result).toEqual({ status: 'answered', value: answer, approved })
     },
   )
+
+  it('platform sample: a customer without a phone approves through the delivered link, and the refund runs once on a permit', async () => {
+    const customer = useCustomer('customer_platform')
+    const running = runSample<typeof import('./samples/platform.js')>('platform')
+    const link = await waitFor(
+      async () => app.seen.approvalLinks.find((sent) => sent.customer === customer)?.url,
+    )
+    const tapped = await fetch(link, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'answer=yes',
+    })
+    expect(tapped.status).toBe(200)
+    const sample = await running
+    expect(sample.reach.deliverability).toBe('fallback')
+    expect(app.seen.refunds).toEqual([{ orderId: app.order.id, amount: app.order.amount }])
+    // The approval is spent: a second attempt is refused with what the first one did.
+    expect(
+      await env.client.consumeAuthorization({
+        authorizationId: sample.decision.decisionId,
+        ...sample.action,
+      }),
+    ).toMatchObject({ status: 'refused', refusal: 'already_consumed', executionState: 'succeeded' })
+  })
 })

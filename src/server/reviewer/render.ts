@@ -144,7 +144,7 @@ function renderControls(decision: StoredDecision, inputId: string): SafeHtml {
  */
 export function renderDecisionCard(
   decision: StoredDecision,
-  options: { readonly csrf: string; readonly index: number },
+  options: { readonly csrf: string; readonly index: number; readonly action?: string },
 ): SafeHtml {
   const headingId = `q-${options.index}`
   const expiresAt = decision.expiresAt === null ? null : new Date(decision.expiresAt)
@@ -154,7 +154,7 @@ export function renderDecisionCard(
       : ''
   const body =
     decision.status === 'pending'
-      ? html`<form method="post" action="${answerAction(decision)}" data-answer>
+      ? html`<form method="post" action="${options.action ?? answerAction(decision)}" data-answer>
 <input type="hidden" name="csrf" value="${options.csrf}">
 ${renderControls(decision, `a-${options.index}`)}
 </form>`

@@ -48,6 +48,7 @@ export const seen = {
   pendingRuns: [] as PusharySuspendedAgentRun[][],
   resumeOutcomes: [] as PusharyAgentResumeOutcome[],
   alerts: [] as (string | undefined)[],
+  approvalLinks: [] as { customer: string; url: string }[],
 }
 
 /** The polling job's next answered review (set by the test). */
@@ -60,6 +61,10 @@ export async function refundOrderIdempotently(input: { orderId: string; amount: 
   // Every execution is counted (not deduplicated), so a second run shows.
   seen.refunds.push(input)
   return { refunded: true }
+}
+/** How the application delivers an approval link (e-mail, chat...): recorded here. */
+export async function sendApprovalLink(customer: string, url: string) {
+  seen.approvalLinks.push({ customer, url })
 }
 export async function saveAgentOutput(runId: string, output: unknown) {
   seen.savedOutputs.push({ runId, output })

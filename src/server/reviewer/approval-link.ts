@@ -1,0 +1,135 @@
+/**
+ * Approval links: what `approvalUrl: true` on create returns. The link is
+ * bound to one decision and lives no longer than it; the token in the URL is
+ * the only credential (only its SHA-256 is stored), so a customer without an
+ * enrolled device can still answer, from any browser the application
+ * delivers the link to. Opening the link only shows the question (a link
+ * preview answers nothing); the answer is a POST through the service's one
+ * answer path, so validation, the callback and the event are the API's.
+ */
+import { randomBytes } from 'node:crypto'
+import type { Client } from '@libsql/client'
+import { type Context, Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { hashToken } from '../enrollment-repo.js'
+import type { ReviewerDeps } from '../service-types.js'
+import { checkNotCrossSite, createNonce } from './device-auth.js'
+import type { SafeHtml } from './html.js'
+import { renderDecisionCard, renderMessagePage, renderPage } from './render.js'
+
+/** Storage of approval links. */
+export interface ApprovalLinks {
+  /** A new link for the decision, valid until `expiresMs`. */
+  issue(decisionId: string, expiresMs: number): Promise<string>
+  /** The decision of a live link, else null. */
+  resolve(token: string): Promise<string | null>
+}
+
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{16,200}$/
+
+/**
+ * Builds the link store over the service database; links are
+ * `${publicUrl}/a/<token>`.
+ *
+ * @example
+ * const links = createApprovalLinks(db, publicUrl, Date.now)
+ */
+export function createApprovalLinks(db: Client, publicUrl: string, now: () => number): ApprovalLinks {
+  return {
+    async issue(decisionId, expiresMs) {
+      const token = randomBytes(24).toString('base64url')
+      await db.execute({
+        sql: 'INSERT INTO approval_links (token_hash, decision_id, created_at, expires_ms) VALUES (?, ?, ?, ?)',
+        args: [hashToken(token), decisionId, new Date(now()).toISOString(), expiresMs],
+      })
+      return `${publicUrl}/a/${token}`
+    },
+    async resolve(token) {
+      if (!TOKEN_SHAPE.test(token)) return null
+      const result = await db.execute({
+        sql: 'SELECT decision_id FROM approval_links WHERE token_hash = ? AND expires_ms > ?',
+        args: [hashToken(token), now()],
+      })
+      const id = result.rows[0]?.decision_id
+      return typeof id === 'string' ? id : null
+    },
+  }
+}
+
+type Status = 200 | 400 | 403 | 404 | 409 | 410
+
+/**
+ * The `/a/:token` page: GET shows the decision with its answer buttons, POST
+ * records the answer.
+ *
+ * @example
+ * app.route('/', createApprovalLinkApp(links, service.reviewerDeps))
+ */
+export function createApprovalLinkApp(
+  links: ApprovalLinks,
+  deps: Pick<ReviewerDeps, 'getDecision' | 'answerDecision' | 'publicUrl'>,
+): Hono {
+  const app = new Hono()
+
+  const page = (c: Context, markup: SafeHtml, nonce: string, status: Status = 200) => {
+    c.header(
+      'Content-Security-Policy',
+      `default-src 'none'; style-src 'nonce-${nonce}'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    )
+    c.header('Cache-Control', 'no-store')
+    c.header('Referrer-Policy', 'no-referrer')
+    c.header('X-Frame-Options', 'DENY')
+    return c.html(markup.value, status)
+  }
+  const message = (c: Context, status: Status, title: string, text: string) => {
+    const nonce = createNonce()
+    return page(c, renderMessagePage({ title, message: text, nonce }), nonce, status)
+  }
+  const gone = (c: Context) =>
+    message(c, 410, 'Link expired', 'This approval link has expired. Ask the application for a new one.')
+
+  const show = async (c: Context, decisionId: string, status: Status = 200) => {
+    const decision = await deps.getDecision(decisionId)
+    if (decision === null) return gone(c)
+    const nonce = createNonce()
+    const action = `/a/${encodeURIComponent(c.req.param('token') ?? '')}`
+    const card = renderDecisionCard(decision, { csrf: '', index: 0, action })
+    return page(c, renderPage(card, { title: decision.question, nonce }), nonce, status)
+  }
+
+  app.get('/a/:token', async (c) => {
+    const decisionId = await links.resolve(c.req.param('token'))
+    return decisionId === null ? gone(c) : show(c, decisionId)
+  })
+
+  app.post('/a/:token', bodyLimit({ maxSize: 64 * 1024 }), async (c) => {
+    const sameSite = checkNotCrossSite(c, deps.publicUrl)
+    if (sameSite.status === 'rejected') {
+      return message(c, 403, 'Answer not accepted', `Refused a cross-site answer (${sameSite.reason}).`)
+    }
+    const decisionId = await links.resolve(c.req.param('token'))
+    if (decisionId === null) return gone(c)
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>)
+    const answer = form.answer
+    if (typeof answer !== 'string') return message(c, 400, 'Answer not recorded', 'No answer was sent.')
+    const outcome = await deps.answerDecision(decisionId, answer, 'reviewer')
+    switch (outcome.status) {
+      case 'answered':
+        return show(c, decisionId)
+      case 'invalid_answer':
+        return message(c, 400, 'Answer not recorded', outcome.message)
+      case 'not_found':
+        return gone(c)
+      case 'already_answered':
+      case 'expired':
+      case 'cancelled':
+        return message(c, 409, 'Answer not recorded', outcome.message)
+      default: {
+        const unknown: never = outcome
+        return unknown
+      }
+    }
+  })
+
+  return app
+}
