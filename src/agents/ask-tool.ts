@@ -24,7 +24,11 @@ export interface PusharyAskToolOptions {
   /** Tool id; default `'ask-human'`. */
   id?: string
   description?: string
-  /** How long the tool waits for the answer; default 55 000 ms. Unanswered means not approved. */
+  /**
+   * How long the tool waits for the answer; default 55 000 ms. When it ends
+   * unanswered the tool returns `status: 'pending'` (not approved) with the
+   * `decisionId`; the question stays open for your application to follow up.
+   */
   timeoutMs?: number
   expiresInSeconds?: number
   requireReachable?: boolean
@@ -33,24 +37,30 @@ export interface PusharyAskToolOptions {
 
 /**
  * What the blocking ask tool returns to the model. `approved` is true only for
- * a confirm question answered `yes`; a choice or typed text is `value`, never
- * permission. `status` is `pending` when the local wait ended unanswered.
+ * a confirm question answered affirmatively; a choice or typed text is
+ * `value`, never permission. `status` is `pending` when the local wait ended
+ * unanswered: nobody answered and nobody cancelled, the question is still
+ * open, and `decisionId` names it so the application can follow up
+ * (`client.decisions.get(decisionId)`), or withdraw it
+ * (`client.decisions.cancel(decisionId)`).
  *
  * @example
- * pusharyAskToolOutputSchema.parse({ approved: false, value: null, status: 'expired' })
+ * pusharyAskToolOutputSchema.parse({ approved: false, value: null, status: 'expired', decisionId: 'dec_1' })
  */
 export const pusharyAskToolOutputSchema = z.object({
   approved: z.boolean(),
   value: z.string().nullable(),
   status: z.enum([...decisionStatusSchema.options, 'unknown']),
+  decisionId: z.string(),
 })
 
-/** @example const out: PusharyAskToolOutput = { approved: true, value: 'yes', status: 'answered' } */
+/** @example const out: PusharyAskToolOutput = { approved: true, value: 'yes', status: 'answered', decisionId: 'dec_1' } */
 export type PusharyAskToolOutput = z.infer<typeof pusharyAskToolOutputSchema>
 
 const DEFAULT_DESCRIPTION =
   'Ask the customer on their phone: yes/no (type confirm), a choice (type select with options), or a ' +
-  'written answer (type input). Blocks until they reply. Only a confirm answered yes is approval.'
+  'written answer (type input). Blocks until they reply. Only a confirm answered yes is approval. ' +
+  'status "pending" means they have not answered yet: do not act as if they had.'
 
 const optionsSchema = z.object({
   externalId: externalIdSchema,
@@ -68,14 +78,16 @@ const optionsSchema = z.object({
  */
 function toOutput(
   question: PusharyQuestion,
+  decisionId: string,
   status: PusharyAskToolOutput['status'],
   value: string | null,
 ): PusharyAskToolOutput {
-  if (status === 'pending') return { approved: false, value: null, status }
+  if (status === 'pending') return { approved: false, value: null, status, decisionId }
   try {
-    return { ...answerPusharyQuestion(question, status, value) }
+    const { approved, value: answered, status: settled } = answerPusharyQuestion(question, status, value)
+    return { approved, value: answered, status: settled, decisionId }
   } catch {
-    return { approved: false, value: status === 'answered' ? value : null, status }
+    return { approved: false, value: status === 'answered' ? value : null, status, decisionId }
   }
 }
 
@@ -127,20 +139,10 @@ export function createPusharyAskTool(config: PusharyConfig, opts: PusharyAskTool
         ...(options.requireReachable === undefined ? {} : { requireReachable: options.requireReachable }),
         ...(options.agentName === undefined ? {} : { agentName: options.agentName }),
       })
-      if (result.status === 'pending') {
-        // Nobody is waiting any more: withdraw the question so a late "yes"
-        // cannot look like consent to anything. Best effort; the result is
-        // not approved either way.
-        try {
-          await client.decisions.cancel(result.decisionId)
-          // Re-read: the person may have answered just before the cancel landed.
-          const latest = await client.decisions.get(result.decisionId)
-          return toOutput(question, latest.status, latest.value)
-        } catch {
-          // The tool still reports "not approved".
-        }
-      }
-      return toOutput(question, result.status, result.value)
+      // An unanswered local wait is reported as what it is: still pending,
+      // not approved, the question left open under its decisionId. Nobody
+      // cancelled it, so the tool does not either.
+      return toOutput(question, result.decisionId, result.status, result.value)
     },
   })
 }

@@ -108,7 +108,7 @@ function refuseUnresumable(mastra: Mastra | undefined, workflowId: string): void
     code: 'invalid_decision_input',
     operation: 'pusharyApprovalStep',
     field: 'workflowId',
-    message: `workflow "${workflowId}" is not registered on Mastra, so an answer could never resume it; put the approval step at the top level of a registered workflow (or directly inside its .foreach), not inside a nested workflow used as a step`,
+    message: `at run start, before anyone is asked: workflow "${workflowId}" is not registered on Mastra, so an answer could never continue this run; put the approval step at the top level of a registered workflow (or directly inside its .foreach), not inside a nested workflow used as a step`,
   })
 }
 
@@ -138,7 +138,7 @@ export function refuseAutoRestarted(mastra: Mastra | undefined, workflowId: stri
     code: 'invalid_options',
     operation,
     field: 'workflow.options.autoRestartActiveRuns',
-    message: `workflow "${workflowId}" contains a Pushary approval step but allows Mastra's restartAllActiveWorkflowRuns() to restart its runs: a restart after a crash re-runs the step that was running, so a protected action could run twice. Create it with createWorkflow({ ..., options: { autoRestartActiveRuns: false } }) and recover interrupted approvals with dispatcher.recover(decisionId).`,
+    message: `at run start, before anyone is asked: workflow "${workflowId}" contains a Pushary approval step but allows Mastra's restartAllActiveWorkflowRuns() to restart its runs: a restart after a crash re-runs the step that was running, so a protected action could run twice. Create it with createWorkflow({ ..., options: { autoRestartActiveRuns: false } }) and recover interrupted approvals with dispatcher.recover(decisionId).`,
   })
 }
 
@@ -227,7 +227,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
             code: 'invalid_answer',
             operation: 'pusharyApprovalStep',
             field: 'suspendData.decisionId',
-            message: 'resumed without the decision this step asked',
+            message: 'on resume: the step was resumed without the decision it asked (no suspend payload)',
           })
         }
         // Resume data is never authority on its own: anyone who can reach

@@ -5,24 +5,53 @@ import { idSchema } from '../pushary/identity.js'
 import { isAffirmative, type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 
 /**
- * The only answer that is permission: a confirm answered `yes`. Declare it
- * as the `inputSchema` of a protected step: Mastra's typed `.then` then
- * accepts that step after {@link pusharyGate} (whose output is this schema)
- * and refuses it straight after the approval step, whose output may be a
- * denial. Forgetting the gate becomes a type error instead of a refund.
+ * The only answer that is permission, as {@link pusharyGate} passes it on.
+ *
+ * `'pusharyGate()'` is a type-only mark (like a zod brand: the value has no
+ * such key at runtime). Only the gate's output carries it in the types, so a
+ * step declaring {@link pusharyApprovedAnswerSchema} as its input compiles
+ * after the gate and nowhere else; wired straight after the approval step,
+ * the compiler says `Property ''pusharyGate()'' is missing`.
+ *
+ * @example
+ * const approved = (answer: PusharyApprovedAnswer) => answer.value // 'yes', ' OK '…
+ */
+export interface PusharyApprovedAnswer {
+  status: 'answered'
+  /** The answer as given ('yes', ' OK '…): one of the affirmative words. */
+  value: string
+  approved: true
+  /** Type-only: present in the types of the gate's output, absent from the value. */
+  readonly 'pusharyGate()': 'a protected step runs only on an answer that passed pusharyGate()'
+}
+
+const approvedAnswerShape = z.object({
+  status: z.literal('answered'),
+  value: z.string().refine(isAffirmative, { message: 'an approved answer is an affirmative confirm answer' }),
+  approved: z.literal(true),
+})
+
+/**
+ * The only answer that is permission: a confirm answered affirmatively.
+ * Declare it as the `inputSchema` of a protected step, never
+ * `pusharyAnswerSchema` (which a denial also fits):
+ *
+ * - at compile time, Mastra's typed `.then` accepts that step after
+ *   {@link pusharyGate} and refuses it straight after the approval step with
+ *   an error naming `pusharyGate()`;
+ * - at run time, Mastra validates a step's input before its body runs, so a
+ *   declined answer forced past the gate (a cast, an untyped workflow) fails
+ *   the run before the protected action, and a run resumed again finds the
+ *   step never executed.
  *
  * @example
  * const refund = createStep({ id: 'refund', inputSchema: pusharyApprovedAnswerSchema, outputSchema, execute })
  * createWorkflow({ id, inputSchema, outputSchema }).then(approvalStep).then(pusharyGate()).then(refund).commit()
  */
-export const pusharyApprovedAnswerSchema = z.object({
-  status: z.literal('answered'),
-  // The answer as given ('yes', ' OK '…): one of the affirmative words.
-  value: z.string().refine(isAffirmative, { message: 'an approved answer is an affirmative confirm answer' }),
-  approved: z.literal(true),
-})
-/** @example const ok: PusharyApprovedAnswer = { status: 'answered', value: 'yes', approved: true } */
-export type PusharyApprovedAnswer = z.infer<typeof pusharyApprovedAnswerSchema>
+export const pusharyApprovedAnswerSchema = approvedAnswerShape as unknown as z.ZodType<
+  PusharyApprovedAnswer,
+  PusharyApprovedAnswer
+>
 
 /**
  * Why a gate refused to continue. `not_approved` covers a select or input

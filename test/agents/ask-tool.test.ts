@@ -60,13 +60,23 @@ describe('createPusharyAskTool', () => {
       'customer_yes',
     )
     expect(decision.externalId).toBe('customer_yes')
-    expect(result).toEqual({ approved: true, value: 'yes', status: 'answered' })
+    expect(result).toEqual({
+      approved: true,
+      value: 'yes',
+      status: 'answered',
+      decisionId: decision.decisionId,
+    })
     expect(output.text).toContain('"approved":true')
   })
 
   it('reports a confirm answered no as not approved', async () => {
     const { result } = await askAndAnswer({ question: 'Refund?', type: 'confirm' }, 'no', 'customer_no')
-    expect(result).toEqual({ approved: false, value: 'no', status: 'answered' })
+    expect(result).toEqual({
+      approved: false,
+      value: 'no',
+      status: 'answered',
+      decisionId: expect.any(String),
+    })
   })
 
   it('keeps a select answered yes as data, never approval', async () => {
@@ -75,7 +85,12 @@ describe('createPusharyAskTool', () => {
       'yes',
       'customer_select',
     )
-    expect(result).toEqual({ approved: false, value: 'yes', status: 'answered' })
+    expect(result).toEqual({
+      approved: false,
+      value: 'yes',
+      status: 'answered',
+      decisionId: expect.any(String),
+    })
   })
 
   it('keeps typed text yes as data, never approval', async () => {
@@ -84,7 +99,12 @@ describe('createPusharyAskTool', () => {
       'yes',
       'customer_input',
     )
-    expect(result).toEqual({ approved: false, value: 'yes', status: 'answered' })
+    expect(result).toEqual({
+      approved: false,
+      value: 'yes',
+      status: 'answered',
+      decisionId: expect.any(String),
+    })
   })
 
   it('declines a cancelled question', async () => {
@@ -93,7 +113,12 @@ describe('createPusharyAskTool', () => {
       'cancel',
       'customer_cancel',
     )
-    expect(result).toEqual({ approved: false, value: null, status: 'cancelled' })
+    expect(result).toEqual({
+      approved: false,
+      value: null,
+      status: 'cancelled',
+      decisionId: expect.any(String),
+    })
   })
 
   it('declines an expired question', async () => {
@@ -103,15 +128,26 @@ describe('createPusharyAskTool', () => {
       'customer_exp',
     )
     const output = await agent.generate('Ask them')
-    expect(toolResults(output).get('ask_1')).toEqual({ approved: false, value: null, status: 'expired' })
+    expect(toolResults(output).get('ask_1')).toEqual({
+      approved: false,
+      value: null,
+      status: 'expired',
+      decisionId: expect.any(String),
+    })
   })
 
-  it('declines when its local wait ends and withdraws the question', async () => {
+  it('reports an unanswered local wait as still pending, not approved, and leaves the question open', async () => {
     const agent = askingAgent({ question: 'Refund?' }, { timeoutMs: 200 }, 'customer_wait')
     const output = await agent.generate('Ask them')
-    expect(toolResults(output).get('ask_1')).toEqual({ approved: false, value: null, status: 'cancelled' })
     const { decisions } = await env.client.decisions.list({ externalId: 'customer_wait' })
-    expect(decisions.map((d) => d.status)).toEqual(['cancelled'])
+    // Nobody cancelled anything: the question is open, and the result names it for a follow-up.
+    expect(decisions.map((d) => d.status)).toEqual(['pending'])
+    expect(toolResults(output).get('ask_1')).toEqual({
+      approved: false,
+      value: null,
+      status: 'pending',
+      decisionId: decisions[0]?.decisionId,
+    })
   })
 
   it('refuses a blank or 257-unit customer at construction, before any request', async () => {

@@ -208,6 +208,7 @@ describe('agent: blocking ask tool against the hosted wire', () => {
       status: 'answered',
       value,
       approved: expected === 1,
+      decisionId: [...fake.decisions.keys()].at(-1),
     })
     expect(await effects('blocking-asker-refund', orderId)).toBe(expected)
     expect(fake.pages).toBe(before + 1)

@@ -88,14 +88,24 @@ describe('the product README samples, as written', () => {
       sample.agent.generate('Refund order_1'),
       answerNext(env.client, customer, 'yes'),
     ])
-    expect(toolResults(confirmed).get('ask_1')).toEqual({ approved: true, value: 'yes', status: 'answered' })
+    expect(toolResults(confirmed).get('ask_1')).toEqual({
+      approved: true,
+      value: 'yes',
+      status: 'answered',
+      decisionId: expect.any(String),
+    })
 
     ask({ question: 'Which refund?', type: 'select', options: ['yes', 'store credit'] })
     const [chosen] = await Promise.all([
       sample.agent.generate('Refund order_1'),
       answerNext(env.client, customer, 'yes'),
     ])
-    expect(toolResults(chosen).get('ask_1')).toEqual({ approved: false, value: 'yes', status: 'answered' })
+    expect(toolResults(chosen).get('ask_1')).toEqual({
+      approved: false,
+      value: 'yes',
+      status: 'answered',
+      decisionId: expect.any(String),
+    })
   })
 
   it.each([

@@ -52,6 +52,16 @@ const gated = createWorkflow({
   .then(refund)
   .commit()
 
+// The misuse the types refuse, forced through with a cast (as an untyped or
+// hand-built workflow would): the protected step straight after an answer.
+const ungated = createWorkflow({
+  id: 'ungated-refund',
+  inputSchema: pusharyAnswerSchema,
+  outputSchema: z.unknown(),
+})
+  .then(refund as never)
+  .commit()
+
 const gatedItems = createWorkflow({
   id: 'gated-items',
   inputSchema: z.array(pusharyAnswerSchema),
@@ -68,7 +78,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'pushary-gate-'))
   mastra = new Mastra({
     storage: new LibSQLStore({ id: 'gate', url: `file:${join(dir, 'mastra.db')}` }),
-    workflows: { gated, gatedItems },
+    workflows: { gated, gatedItems, ungated },
     logger: false,
   })
 })
@@ -124,6 +134,17 @@ describe('pusharyGate in a run', () => {
     expect(result.result).toEqual({ outcome: 'declined', reason, answer })
     expect(isPusharyDeclined(result.result)).toBe(true)
     expect(result.steps.refund).toBeUndefined()
+    expect(executed).toEqual([])
+  })
+
+  it.each<[string, PusharyAnswer]>([
+    ['a no', { status: 'answered', value: 'no', approved: false }],
+    ['an expiry', { status: 'expired', value: null, approved: false }],
+    ['a select answer reading yes', { status: 'answered', value: 'yes', approved: false }],
+  ])('without the gate, fails the run on %s before the protected step body runs', async (_name, answer) => {
+    const result = await run('ungated-refund', answer)
+    expect(result.status).toBe('failed')
+    expect(result.steps.refund?.status).toBe('failed')
     expect(executed).toEqual([])
   })
 

@@ -14,6 +14,7 @@ import {
   type Decision,
   isPusharyDeclined,
   type PusharyAnswer,
+  type PusharyApprovedAnswer,
   type PusharyClient,
   type PusharyDispatchResult,
   type PusharyReview,
@@ -109,7 +110,8 @@ describe('public types', () => {
       .then(refund)
     expect(gated.id).toBe('gated')
     expect(ungated).toBeDefined()
-    expectTypeOf<z.infer<typeof pusharyApprovedAnswerSchema>>().toEqualTypeOf<{
+    expectTypeOf<z.infer<typeof pusharyApprovedAnswerSchema>>().toEqualTypeOf<PusharyApprovedAnswer>()
+    expectTypeOf<Omit<PusharyApprovedAnswer, 'pusharyGate()'>>().toEqualTypeOf<{
       status: 'answered'
       value: string
       approved: true
