@@ -6,11 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import {
-  connect,
-  createPusharyClient,
-  createPusharyDevServer,
-} from '@pushary/mastra'
+import { connect, createPusharyClient, createPusharyDevServer } from '@pushary/mastra'
 import {
   buildAgentApp,
   credentialFingerprint,
@@ -61,7 +57,12 @@ async function openService(live: boolean, dir: string | null): Promise<Service> 
     const client = createPusharyClient({ apiKey })
     return {
       client,
-      identity: { mode: 'live', externalId, service: client.baseUrl, credential: credentialFingerprint(apiKey) },
+      identity: {
+        mode: 'live',
+        externalId,
+        service: client.baseUrl,
+        credential: credentialFingerprint(apiKey),
+      },
       embedded: null,
       close: async () => {},
     }

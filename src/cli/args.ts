@@ -61,7 +61,13 @@ export function parseCommandArgv<Flags extends FlagSpecs>(
   for (const [name, spec] of Object.entries(flags)) options[name] = { type: spec.type }
   // Not strict: the tokens are checked below, so every refusal names the
   // option in this package's words instead of Node's.
-  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true })
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  })
   if (tokens.some((token) => token.kind === 'option' && token.name === 'help')) return { help: true }
   const values: Record<string, string | boolean | string[]> = {}
   const positionals: string[] = []

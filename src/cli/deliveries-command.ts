@@ -54,7 +54,11 @@ function parseArgs(argv: readonly string[]): ParsedCommand<DeliveriesArgs> {
     if (action === undefined) return { status: 'invalid', message: 'name an action: list' }
     if (action !== 'list') return { status: 'invalid', message: `unknown action "${action}" (list)` }
     if (rest.length > 0) return { status: 'invalid', message: `unexpected argument "${rest[0]}"` }
-    const args: DeliveriesArgs = { dbPath: values.db ?? DEFAULT_DB_PATH, limit: 50, json: values.json === true }
+    const args: DeliveriesArgs = {
+      dbPath: values.db ?? DEFAULT_DB_PATH,
+      limit: 50,
+      json: values.json === true,
+    }
     if (values.decision !== undefined) {
       const decision = idSchema.safeParse(values.decision)
       if (!decision.success) return { status: 'invalid', message: '--decision must be a decision ID' }

@@ -1,0 +1,368 @@
+/**
+ * What `pushary-mastra reviews` does once its arguments were accepted: open
+ * the review store and list, show, check or recover. `recover` is
+ * `store.recover` itself, so the command can never allow a transition the
+ * lifecycle machine refuses.
+ */
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { createClient } from '@libsql/client'
+import type { Mastra } from '@mastra/core/mastra'
+import { createPostgresReviewStore } from '../store/postgres-store.js'
+import type { PusharyReview } from '../store/review-schema.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
+import { createSqliteReviewStore } from '../store/sqlite-store.js'
+import { isPusharyStoreError } from '../store/store-error.js'
+import { agentWorkflowBinding } from '../workflows/agent-binding.js'
+import {
+  type ApprovalLocation,
+  type ApprovalProgress,
+  approvalProgress,
+} from '../workflows/approval-progress.js'
+import { claimHolderGone } from '../workflows/claim-lease.js'
+import type { RunSnapshotView } from '../workflows/run-snapshot.js'
+import { checkWorkerConfiguration } from '../workflows/worker-capability.js'
+import { type CommandIo, terminalSafe } from './command-io.js'
+import type { MastraLocation, ParsedReviewsArgs, ReviewsCommand, StoreLocation } from './reviews-args.js'
+
+/** What `show` reports about the Mastra run a review belongs to. */
+interface RunView {
+  workflowId: string
+  runId: string
+  status: string
+  approval: ApprovalProgress | null
+}
+
+class CommandRefused extends Error {}
+
+async function openStore(location: StoreLocation): Promise<PusharyReviewStore> {
+  if (location.kind === 'pg') {
+    return createPostgresReviewStore({
+      connectionString: location.url,
+      ...(location.schema === undefined ? {} : { schema: location.schema }),
+    })
+  }
+  const file = location.file.replace(/^file:/, '')
+  // An operator's typo must not create (and then list) an empty database.
+  if (!existsSync(file)) throw new CommandRefused(`no review store at ${file}`)
+  // Nor may a command add review tables to a file that is something else
+  // (the decision service's database, Mastra's storage): the store creates
+  // its tables on first use, so look before opening it.
+  const probe = createClient({ url: pathToFileURL(resolve(file)).href })
+  try {
+    const found = await probe.execute(
+      "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'pushary_reviews'",
+    )
+    if (Number(found.rows[0]?.n ?? 0) === 0) {
+      throw new CommandRefused(
+        `${file} is not a review store (it has no pushary_reviews table); nothing was changed`,
+      )
+    }
+  } catch (error) {
+    if (error instanceof CommandRefused) throw error
+    throw new CommandRefused(`${file} is not a readable SQLite review store`)
+  } finally {
+    probe.close()
+  }
+  return createSqliteReviewStore({ url: `file:${file}` })
+}
+
+interface WorkflowSnapshots {
+  loadWorkflowSnapshot(args: { workflowName: string; runId: string }): Promise<Record<string, unknown> | null>
+}
+
+/**
+ * The workflow run that holds a review's approval: its own run, the batch
+ * parent's run, or for an agent review the package's `pushary-agent-review`
+ * run asking for it (approval step `ask`; `suspended` there means the agent
+ * was never touched).
+ */
+function runOf(review: PusharyReview): { workflowId: string; runId: string; approval: ApprovalLocation } {
+  switch (review.target) {
+    case 'workflow-step':
+      return { workflowId: review.workflowId, runId: review.runId, approval: review }
+    case 'batch-parent':
+      return {
+        workflowId: review.workflowId,
+        runId: review.runId,
+        approval: { stepId: review.stepId, resumeLabel: '', operationId: '' },
+      }
+    case 'agent': {
+      const binding = agentWorkflowBinding(review, 'reviews show')
+      return {
+        workflowId: binding.workflowId,
+        runId: binding.runId,
+        approval: {
+          stepId: binding.stepId,
+          resumeLabel: review.decisionId,
+          operationId: binding.operationId,
+        },
+      }
+    }
+    default: {
+      const unreachable: never = review
+      return unreachable
+    }
+  }
+}
+
+/**
+ * Opens Mastra's own storage adapter (the application's dependency, loaded
+ * only when asked), so the run is read exactly as Mastra persisted it.
+ */
+async function readRun(location: MastraLocation, review: PusharyReview): Promise<RunView> {
+  const run = runOf(review)
+  let storage: {
+    init(): Promise<void>
+    getStore(name: 'workflows'): Promise<unknown>
+    close?: () => Promise<void>
+  }
+  try {
+    if (location.kind === 'libsql') {
+      const { LibSQLStore } = await import('@mastra/libsql')
+      storage = new LibSQLStore({ id: 'pushary-mastra-reviews', url: location.url }) as never
+    } else {
+      const { PostgresStore } = await import('@mastra/pg')
+      storage = new PostgresStore({ id: 'pushary-mastra-reviews', connectionString: location.url }) as never
+    }
+  } catch (error) {
+    const pkg = location.kind === 'libsql' ? '@mastra/libsql' : '@mastra/pg'
+    throw new CommandRefused(
+      `cannot load ${pkg} to read the run (install it beside @mastra/core): ${error instanceof Error ? error.message : String(error)}`,
+    )
+  }
+  try {
+    await storage.init()
+    const workflows = (await storage.getStore('workflows')) as WorkflowSnapshots | undefined
+    if (!workflows) throw new CommandRefused('the Mastra storage has no workflow store')
+    const raw = await workflows.loadWorkflowSnapshot({ workflowName: run.workflowId, runId: run.runId })
+    if (!raw) return { workflowId: run.workflowId, runId: run.runId, status: 'absent', approval: null }
+    const snapshot: RunSnapshotView = {
+      status: String(raw.status),
+      resumeLabels: (raw.resumeLabels ?? {}) as RunSnapshotView['resumeLabels'],
+      suspendedPaths: (raw.suspendedPaths ?? {}) as Record<string, unknown>,
+      context: (raw.context ?? {}) as Record<string, unknown>,
+    }
+    return {
+      workflowId: run.workflowId,
+      runId: run.runId,
+      status: snapshot.status,
+      approval: approvalProgress(snapshot, run.approval),
+    }
+  } finally {
+    await storage.close?.().catch(() => undefined)
+  }
+}
+
+function where(review: PusharyReview): string {
+  switch (review.target) {
+    case 'workflow-step':
+      return `${review.workflowId}/${review.runId} step ${review.stepId} op ${review.operationId}`
+    case 'batch-parent':
+      return `${review.workflowId}/${review.runId} batch ${review.stepId} (${review.count} items)`
+    case 'agent':
+      return `agent ${review.agentId}/${review.runId} tool ${review.toolName} call ${review.toolCallId}`
+    default: {
+      const unreachable: never = review
+      return unreachable
+    }
+  }
+}
+
+async function list(
+  store: PusharyReviewStore,
+  command: Extract<ReviewsCommand, { action: 'list' }>,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
+  const rows: PusharyReview[] = []
+  for (const state of command.states) {
+    rows.push(...(await store.listByState(state, { limit: command.limit })))
+  }
+  if (json) {
+    io.stdout.write(`${terminalSafe(JSON.stringify(rows))}\n`)
+    return 0
+  }
+  if (rows.length === 0) io.stdout.write(`no reviews in ${command.states.join(', ')}\n`)
+  for (const review of rows) {
+    // Why it is in this state (e.g. a multi-item parent claimed while fanning out).
+    const reason = (await store.history(review.decisionId)).at(-1)?.reason
+    const row = `${review.decisionId}  ${review.state.padEnd(9)}  ${review.target}  ${where(review)}${reason ? `  "${reason}"` : ''}`
+    io.stdout.write(`${terminalSafe(row)}\n`)
+  }
+  return 0
+}
+
+async function show(
+  store: PusharyReviewStore,
+  command: Extract<ReviewsCommand, { action: 'show' }>,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
+  const review = await store.get(command.decisionId)
+  if (!review) throw new CommandRefused(`no review for decision ${command.decisionId}`)
+  const history = await store.history(command.decisionId)
+  const receipts = await store.listReceipts(command.decisionId)
+  // For a `resuming` review this moves while its holder is alive (keep-alive);
+  // a time that stopped moving is what tells an operator the holder is gone.
+  const claim = await store.claimState(command.decisionId)
+  const run = command.mastra ? await readRun(command.mastra, review) : null
+  if (json) {
+    io.stdout.write(`${terminalSafe(JSON.stringify({ review, claim, history, receipts, run }))}\n`)
+    return 0
+  }
+  const lines = [
+    `decision   ${review.decisionId}`,
+    `state      ${review.state} since ${claim?.since ?? '?'}${review.state === 'resuming' ? ' (a live holder keeps this time moving)' : ''}`,
+    `target     ${review.target}: ${where(review)}`,
+    `binding    ${JSON.stringify(review)}`,
+    'history',
+    ...history.map(
+      (entry) =>
+        `  ${entry.at}  ${entry.from ?? '(saved)'} -> ${entry.to}${entry.event ? `  ${entry.event}` : ''}${entry.reason ? `  "${entry.reason}"` : ''}`,
+    ),
+    `receipts   ${receipts.length}`,
+    ...receipts.map((receipt) => `  ${receipt.receivedAt}  ${receipt.body.slice(0, 200)}`),
+  ]
+  if (run) {
+    lines.push(
+      `run        ${run.workflowId}/${run.runId}: ${run.status}${run.approval ? `, approval step ${run.approval}` : ''}`,
+    )
+  }
+  io.stdout.write(`${lines.map(terminalSafe).join('\n')}\n`)
+  return 0
+}
+
+/**
+ * A `resuming` claim whose holder still keeps it alive is live work (the
+ * tool may be running right now): changing it would make the finished
+ * action's review disagree with what ran. Refused, saying who holds it and
+ * until when the lease runs.
+ */
+async function refuseLiveClaim(
+  store: PusharyReviewStore,
+  decisionId: string,
+  leaseMs: number,
+  now: Date,
+): Promise<void> {
+  const claim = await store.claimState(decisionId)
+  if (claim?.state !== 'resuming' || claimHolderGone(claim.since, leaseMs, now)) return
+  const taken = (await store.history(decisionId))
+    .filter((entry) => entry.event === 'CLAIM' || entry.event === 'RECLAIM')
+    .at(-1)
+  const holder = taken
+    ? `the resumer that took it at ${taken.at} (${taken.event}${taken.reason ? ` "${taken.reason}"` : ''})`
+    : 'a live resumer'
+  const until = new Date(Date.parse(claim.since) + leaseMs).toISOString()
+  throw new CommandRefused(
+    `review ${decisionId} is claimed by ${holder}, kept alive at ${claim.since}; its lease runs until ${until} (--lease-ms ${leaseMs}). It is being resumed right now: wait for it to finish, or until the lease ran out (its holder is gone), then recover`,
+  )
+}
+
+async function recover(
+  store: PusharyReviewStore,
+  command: Extract<ReviewsCommand, { action: 'recover' }>,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
+  await refuseLiveClaim(store, command.decisionId, command.leaseMs, new Date())
+  await store.recover(command.decisionId, command.outcome, command.reason)
+  const review = await store.get(command.decisionId)
+  const last = (await store.history(command.decisionId)).at(-1)
+  const line = json
+    ? JSON.stringify({ review, transition: last })
+    : `${command.decisionId}: ${last?.from} -> ${last?.to} (${last?.event}) "${last?.reason}"`
+  io.stdout.write(`${terminalSafe(line)}\n`)
+  return 0
+}
+
+/**
+ * Imports the worker's module and runs its startup self-check against the
+ * review store: every pending review that worker could not resume, and why.
+ */
+async function check(
+  store: PusharyReviewStore,
+  command: Extract<ReviewsCommand, { action: 'check' }>,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
+  const file = resolve(command.app)
+  if (!existsSync(file)) throw new CommandRefused(`no module at ${file}`)
+  const loaded = (await import(pathToFileURL(file).href)) as {
+    mastra?: unknown
+    default?: { mastra?: unknown }
+  }
+  const mastra = (loaded.mastra ?? loaded.default?.mastra ?? loaded.default) as Mastra | undefined
+  if (!mastra || typeof (mastra as { getStorage?: unknown }).getStorage !== 'function') {
+    throw new CommandRefused(
+      `${command.app} exports no \`mastra\` (export const mastra = new Mastra({ ... }))`,
+    )
+  }
+  const report = await checkWorkerConfiguration({ mastra, store })
+  if (json) io.stdout.write(`${JSON.stringify(report)}\n`)
+  else {
+    io.stdout.write(
+      `checked ${report.checked} pending review(s); ${report.problems.length} this worker cannot resume\n`,
+    )
+    for (const problem of report.problems) {
+      io.stdout.write(`${problem.decisionId}  ${problem.target}  ${problem.missing}: ${problem.reason}\n`)
+    }
+  }
+  return report.problems.length === 0 ? 0 : 1
+}
+
+async function execute(
+  parsed: Extract<ParsedReviewsArgs, { status: 'run' }>,
+  io: CommandIo,
+): Promise<number> {
+  const store = await openStore(parsed.store)
+  try {
+    switch (parsed.command.action) {
+      case 'list':
+        return await list(store, parsed.command, parsed.json, io)
+      case 'show':
+        return await show(store, parsed.command, parsed.json, io)
+      case 'recover':
+        return await recover(store, parsed.command, parsed.json, io)
+      case 'check':
+        return await check(store, parsed.command, parsed.json, io)
+      default: {
+        const unreachable: never = parsed.command
+        return unreachable
+      }
+    }
+  } finally {
+    await store.close()
+  }
+}
+
+/**
+ * Runs accepted `reviews` arguments. Exit code 0 when done, 1 when the store
+ * refused (an unknown decision, a recovery the lifecycle forbids) or failed.
+ *
+ * @example
+ * ```ts
+ * const code = await runReviewsAction(parsed, { stdout: process.stdout, stderr: process.stderr })
+ * ```
+ */
+export async function runReviewsAction(
+  parsed: Extract<ParsedReviewsArgs, { status: 'run' }>,
+  io: CommandIo,
+): Promise<number> {
+  try {
+    return await execute(parsed, io)
+  } catch (error) {
+    if (error instanceof CommandRefused) {
+      io.stderr.write(`pushary-mastra reviews: ${terminalSafe(error.message)}\n`)
+      return 1
+    }
+    if (isPusharyStoreError(error)) {
+      const payload = { error: error.code, message: error.message, field: error.field }
+      if (parsed.json) io.stdout.write(`${terminalSafe(JSON.stringify(payload))}\n`)
+      io.stderr.write(`pushary-mastra reviews: refused (${error.code}): ${terminalSafe(error.message)}\n`)
+      return 1
+    }
+    throw error
+  }
+}
