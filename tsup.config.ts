@@ -11,7 +11,7 @@ export default defineConfig([
     external: [/^@mastra\//, 'zod', /^zod\//],
   },
   {
-    entry: { cli: 'src/cli.ts' },
+    entry: { cli: 'src/cli/main.ts' },
     format: ['esm'],
     sourcemap: true,
     target: 'node20',

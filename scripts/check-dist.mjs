@@ -15,7 +15,7 @@ if (cjsNames.length === 0) throw new Error('CJS entry exports nothing')
 if (JSON.stringify(cjsNames) !== JSON.stringify(esmNames)) {
   throw new Error(`ESM and CJS entries differ:\n cjs: ${cjsNames}\n esm: ${esmNames}`)
 }
-for (const name of ['createPusharyClient', 'verifyWebhookSignature', 'createPusharyDispatcher']) {
+for (const name of ['createPusharyClient', 'resolvePusharyCallback', 'createPusharyDispatcher']) {
   if (typeof cjs[name] !== 'function') throw new Error(`missing export ${name}`)
 }
 const help = execFileSync(process.execPath, ['dist/cli.js', 'help'], { encoding: 'utf8' })

@@ -1,13 +1,15 @@
 /**
  * Public entry of `@pushary/mastra`. Every export is listed by name; anything
- * not listed here is internal and may change without notice.
+ * not listed here is internal and may change without notice. The runtime
+ * names are what the README documents, plus the error classes a caller needs
+ * to tell failures apart (each says why in its TSDoc);
+ * test/architecture/public-entry.test.ts pins their number.
  */
 
 // Decision API client (src/pushary)
 export { createPusharyClient } from './pushary/client.js'
 export type { AskDecisionInput, PusharyCallOptions } from './pushary/ask.js'
 export type { ListDecisionsQuery, PusharyClient, PusharyClientOptions } from './pushary/client.js'
-export { PUSHARY_DEFAULT_BASE_URL } from './pushary/client-config.js'
 export type { PusharyConfig } from './pushary/config.js'
 export type { PusharyFetch } from './pushary/http.js'
 export type { PusharyPlatformCalls } from './pushary/platform-client.js'
@@ -27,9 +29,6 @@ export type {
   RevokedKey,
 } from './pushary/platform-schemas.js'
 export {
-  isPusharyApiError,
-  isPusharyError,
-  isPusharyValidationError,
   PusharyAbortError,
   PusharyApiError,
   PusharyError,
@@ -39,28 +38,10 @@ export {
 } from './pushary/errors.js'
 export type { PusharyErrorCode, PusharyIssue, PusharyValidationCode } from './pushary/errors.js'
 export { PusharyReplayMismatchError } from './pushary/replay-check.js'
-export { PUSHARY_CALLBACK_MAX_BYTES, readPusharyCallback } from './pushary/callback-request.js'
+export { readPusharyCallback } from './pushary/callback-request.js'
 export type { PusharyCallbackRead } from './pushary/callback-request.js'
-export { PUSHARY_LIMITS } from './pushary/limits.js'
 export type { PusharyLimits } from './pushary/limits.js'
-export {
-  externalIdSchema,
-  fingerprintPusharyAction,
-  idSchema,
-  parseExternalId,
-} from './pushary/identity.js'
-export { isStorableText } from './pushary/text-rules.js'
-export {
-  answerPusharyQuestion,
-  PUSHARY_AFFIRMATIVE_ANSWERS,
-  decisionStatusSchema,
-  terminalDecisionStatusSchema,
-  decisionTypeSchema,
-  isApproved,
-  parsePusharyQuestion,
-  pusharyAnswerSchema,
-  pusharyQuestionSchema,
-} from './pushary/question.js'
+export { answerPusharyQuestion, isApproved, pusharyAnswerSchema } from './pushary/question.js'
 export type {
   DecisionStatus,
   DecisionType,
@@ -68,7 +49,6 @@ export type {
   PusharyQuestion,
   TerminalDecisionStatus,
 } from './pushary/question.js'
-export { decisionParametersSchema, decisionPresentationSchema } from './pushary/decision-schemas.js'
 export type {
   AuthorizeInput,
   CreateDecisionInput,
@@ -91,37 +71,14 @@ export type {
   ReadDecisionType,
   WebhookSecret,
 } from './pushary/wire-responses.js'
-export {
-  parseDecisionCallback,
-  resolvePusharyCallback,
-  SIGNATURE_HEADER,
-  signWebhookBody,
-  verifyWebhookSignature,
-} from './pushary/callbacks.js'
+export { resolvePusharyCallback } from './pushary/callbacks.js'
 
 // Review lifecycle (src/machines)
-export {
-  isReviewEventType,
-  isReviewState,
-  isTerminalReviewState,
-  nextReviewState,
-  REVIEW_EVENTS,
-  REVIEW_STATES,
-  reviewLifecycleMachine,
-} from './machines/review-lifecycle.js'
+export { reviewLifecycleMachine } from './machines/review-lifecycle.js'
 export type { ReviewEvent, ReviewEventType, ReviewState } from './machines/review-lifecycle.js'
-export { reviewLifecycleMermaid } from './machines/mermaid.js'
 
 // Review stores (src/store)
-export {
-  pusharyAgentReviewSchema,
-  pusharyReviewParentSchema,
-  pusharyReviewSchema,
-  pusharyWorkflowReviewSchema,
-  reviewReceiptSchema,
-  reviewStateSchema,
-  reviewTransitionSchema,
-} from './store/review-schema.js'
+export { pusharyAgentReviewSchema } from './store/review-schema.js'
 export type {
   PusharyAgentReview,
   PusharyReview,
@@ -145,7 +102,7 @@ export type {
   PusharyPgPoolClient,
   PusharyPgResult,
 } from './store/postgres-store.js'
-export { isPusharyStoreError, PusharyStoreError } from './store/store-error.js'
+export { PusharyStoreError } from './store/store-error.js'
 export type { PusharyStoreErrorCode } from './store/store-error.js'
 
 // Local decision service (src/server)
@@ -153,10 +110,9 @@ export type { PusharyStoreErrorCode } from './store/store-error.js'
 export { createPusharyDevServer } from './server/start-dev-server.js'
 export type { PusharyDevServer, PusharyDevServerOptions } from './server/dev-server.js'
 export type { PusharyDevServerLimits } from './server/connection-limits.js'
-export { isPusharyDevServerError, PusharyDevServerError } from './server/dev-server-error.js'
+export { PusharyDevServerError } from './server/dev-server-error.js'
 export type { PusharyDevServerErrorCode } from './server/dev-server-error.js'
 export type { CallbackDelivery, CallbackRetryOptions } from './server/callbacks-outbox.js'
-export { policyFileSchema } from './server/policy.js'
 export type { PolicyFile, PolicyRule } from './server/policy.js'
 
 // Approval steps and the gate (src/steps)
@@ -166,12 +122,7 @@ export type {
   PusharyApprovalStepOptions,
   PusharyStepConfig,
 } from './steps/approval-step.js'
-export {
-  pusharyApprovalResumeSchema,
-  pusharyApprovalStepInputSchema,
-  pusharyApprovalSubjectSchema,
-  pusharyApprovalSuspendSchema,
-} from './steps/approval-schemas.js'
+export { pusharyApprovalStepInputSchema } from './steps/approval-schemas.js'
 export type {
   PusharyApprovalResume,
   PusharyApprovalStepInput,
@@ -194,14 +145,8 @@ export type {
 } from './steps/gate-step.js'
 
 // Approval workflows and the dispatcher (src/workflows)
-export {
-  createPusharyApprovalWorkflow,
-  createPusharyBatchApprovalWorkflow,
-  createPusharyForeachApprovalWorkflow,
-  pusharyApprovalBatchStep,
-} from './workflows/approval-workflows.js'
+export { createPusharyApprovalWorkflow, pusharyApprovalBatchStep } from './workflows/approval-workflows.js'
 export type { PusharyBatchStepOptions } from './workflows/approval-workflows.js'
-export { pusharyBatchResumeSchema, pusharyBatchSuspendSchema } from './workflows/batch-parent.js'
 export type { PusharyBatchSuspend } from './workflows/batch-parent.js'
 export { createPusharyDispatcher } from './workflows/dispatcher.js'
 export { RETRYABLE_DISPATCH_STATUSES } from './workflows/dispatch-types.js'
@@ -218,15 +163,14 @@ export type {
   PusharyReconcileReport,
   PusharyResumedEvent,
 } from './workflows/dispatch-types.js'
-export { resumePusharyApproval } from './workflows/resume-guard.js'
 export type { PusharyResumeOutcome, PusharyResumeRequest } from './workflows/resume-guard.js'
-export { isPusharyResumeError, PusharyResumeError } from './workflows/resume-error.js'
+export { PusharyResumeError } from './workflows/resume-error.js'
 export type { PusharyResumeErrorCode } from './workflows/resume-error.js'
 export { pusharyCallbackRoute } from './workflows/callback-route.js'
 
 // Agent approvals (src/agents)
 export { connect } from './agents/connect.js'
-export { createPusharyAskTool, pusharyAskToolOutputSchema } from './agents/ask-tool.js'
+export { createPusharyAskTool } from './agents/ask-tool.js'
 export type { PusharyAskToolOptions, PusharyAskToolOutput } from './agents/ask-tool.js'
 export { createPusharyDeferredAskTool } from './agents/deferred-ask-tool.js'
 export type { PusharyDeferredAskToolOptions } from './agents/deferred-ask-tool.js'
@@ -254,5 +198,4 @@ export type {
   PusharySuspendedToolCall,
 } from './workflows/agent-shapes.js'
 export type { PusharyAgentReviewBinding } from './workflows/agent-binding.js'
-export { pusharyQuestionSuspendSchema } from './workflows/question-suspension.js'
 export type { PusharyQuestionSuspend } from './workflows/question-suspension.js'

@@ -6,12 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import {
-  connect,
-  createPusharyClient,
-  createPusharyDevServer,
-  PUSHARY_DEFAULT_BASE_URL,
-} from '@pushary/mastra'
+import { connect, createPusharyClient, createPusharyDevServer } from '@pushary/mastra'
 import {
   buildAgentApp,
   credentialFingerprint,
@@ -58,10 +53,16 @@ async function openService(live: boolean, dir: string | null): Promise<Service> 
     const externalId = process.env.PUSHARY_EXTERNAL_ID ?? ''
     if (apiKey.trim() === '') throw new ExitError('--live needs PUSHARY_API_KEY', 2)
     if (externalId.trim() === '') throw new ExitError('--live needs PUSHARY_EXTERNAL_ID (the customer ID)', 2)
-    const baseUrl = process.env.PUSHARY_BASE_URL || PUSHARY_DEFAULT_BASE_URL
+    // The client reads PUSHARY_BASE_URL itself and falls back to the hosted API.
+    const client = createPusharyClient({ apiKey })
     return {
-      client: createPusharyClient({ apiKey, baseUrl }),
-      identity: { mode: 'live', externalId, service: baseUrl, credential: credentialFingerprint(apiKey) },
+      client,
+      identity: {
+        mode: 'live',
+        externalId,
+        service: client.baseUrl,
+        credential: credentialFingerprint(apiKey),
+      },
       embedded: null,
       close: async () => {},
     }

@@ -53,6 +53,9 @@ export type PusharyErrorCode =
 
 /**
  * Base class of every error thrown by the Pushary client and helpers.
+ * Public because it is the one class a caller catches to handle any of this
+ * package's errors by its `code` (the store, dev server and resume errors
+ * extend it too).
  *
  * @example
  * try { await client.decisions.get(id) } catch (error) {
@@ -248,6 +251,9 @@ export class PusharyAbortError extends PusharyError {
 
 /**
  * The request never produced an HTTP answer (connection refused, DNS, reset).
+ * Public because the client throws it beside `PusharyApiError` and
+ * `PusharyTimeoutError`, and a caller retries it where it would not retry a
+ * 4xx answer.
  *
  * @example
  * if (error instanceof PusharyNetworkError) console.log(error.cause)

@@ -20,7 +20,8 @@ export type PusharyDevServerErrorCode =
 /**
  * Thrown by `createPusharyDevServer` and the `dev` command for bad options, an
  * unreadable policy file, a database written by a newer version, or a port
- * that cannot be bound. `field` names the option.
+ * that cannot be bound. `field` names the option. Public because
+ * `createPusharyDevServer` is, and this is what it throws.
  *
  * @example
  * try { await createPusharyDevServer({ port: -1 }) } catch (error) {

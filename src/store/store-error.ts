@@ -34,10 +34,12 @@ export type PusharyStoreErrorCode =
 /**
  * A review store failure. `operation` names the store method, `field` the
  * offending field (dotted path, `''` when none), `issues` keeps zod issues.
+ * Public because the README's recovery path, `store.recover`, throws it
+ * (`not_recoverable`) when the lifecycle forbids the transition.
  *
  * @example
  * try { await store.save(review) } catch (error) {
- *   if (isPusharyStoreError(error) && error.code === 'conflicting_binding') alertOperator(error)
+ *   if (error instanceof PusharyStoreError && error.code === 'conflicting_binding') alertOperator(error)
  * }
  */
 export class PusharyStoreError extends PusharyError {

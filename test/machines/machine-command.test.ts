@@ -11,7 +11,7 @@ import { reviewLifecycleMermaid } from '../../src/machines/mermaid.js'
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
 function runCli(args: readonly string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: root,
     encoding: 'utf8',
   })

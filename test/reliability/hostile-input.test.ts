@@ -31,7 +31,18 @@ let freshToken: string
 async function startDev(db: string): Promise<Dev> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', 'dev', '--port', '0', '--db', db, '--public-url', 'http://127.0.0.1:1'],
+    [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'dev',
+      '--port',
+      '0',
+      '--db',
+      db,
+      '--public-url',
+      'http://127.0.0.1:1',
+    ],
     { cwd: process.cwd(), env: { ...process.env, NO_COLOR: '1' } },
   )
   let out = ''

@@ -2,8 +2,8 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { parseDevArgs } from '../../src/cli/dev-command.js'
 import { createPusharyClient } from '../../src/pushary/client.js'
-import { parseDevArgs } from '../../src/server/dev-command.js'
 import { PusharyDevServerError } from '../../src/server/dev-server-error.js'
 import { tempDir } from './service-harness.js'
 
@@ -27,7 +27,7 @@ interface Running {
 }
 
 function spawnDev(args: string[]): ChildProcessWithoutNullStreams {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'dev', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'dev', ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1' },
   })

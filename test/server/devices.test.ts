@@ -17,7 +17,7 @@ const fixture = serviceFixture('devices')
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT })
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => {

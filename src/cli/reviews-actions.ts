@@ -1,33 +1,30 @@
 /**
- * `pushary-mastra reviews`: the operator's view of the review store, and the
- * one sanctioned way to settle an `uncertain` (or crash-left `resuming`)
- * review from a shell. `recover` is `store.recover` itself, so the command can
- * never allow a transition the lifecycle machine refuses.
+ * What `pushary-mastra reviews` does once its arguments were accepted: open
+ * the review store and list, show, check or recover. `recover` is
+ * `store.recover` itself, so the command can never allow a transition the
+ * lifecycle machine refuses.
  */
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createClient } from '@libsql/client'
 import type { Mastra } from '@mastra/core/mastra'
-import { type CommandIo, runParsedCommand, terminalSafe } from '../command-io.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
 import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
-import { agentWorkflowBinding } from './agent-binding.js'
-import { type ApprovalLocation, type ApprovalProgress, approvalProgress } from './approval-progress.js'
-import { claimHolderGone } from './claim-lease.js'
+import { agentWorkflowBinding } from '../workflows/agent-binding.js'
 import {
-  type MastraLocation,
-  type ParsedReviewsArgs,
-  parseReviewsArgs,
-  REVIEWS_USAGE,
-  type ReviewsCommand,
-  type StoreLocation,
-} from './reviews-args.js'
-import type { RunSnapshotView } from './run-snapshot.js'
-import { checkWorkerConfiguration } from './worker-capability.js'
+  type ApprovalLocation,
+  type ApprovalProgress,
+  approvalProgress,
+} from '../workflows/approval-progress.js'
+import { claimHolderGone } from '../workflows/claim-lease.js'
+import type { RunSnapshotView } from '../workflows/run-snapshot.js'
+import { checkWorkerConfiguration } from '../workflows/worker-capability.js'
+import { type CommandIo, terminalSafe } from './command-io.js'
+import type { MastraLocation, ParsedReviewsArgs, ReviewsCommand, StoreLocation } from './reviews-args.js'
 
 /** What `show` reports about the Mastra run a review belongs to. */
 interface RunView {
@@ -341,31 +338,31 @@ async function execute(
 }
 
 /**
- * Runs `pushary-mastra reviews`. Exit code 0 when done, 1 when the store
- * refused (an unknown decision, a recovery the lifecycle forbids) or failed,
- * 2 on bad arguments (checked before any database is opened).
+ * Runs accepted `reviews` arguments. Exit code 0 when done, 1 when the store
+ * refused (an unknown decision, a recovery the lifecycle forbids) or failed.
  *
  * @example
  * ```ts
- * const code = await runReviewsCommand(['list', '--state', 'uncertain', '--db', 'reviews.db'], { stdout: process.stdout, stderr: process.stderr })
+ * const code = await runReviewsAction(parsed, { stdout: process.stdout, stderr: process.stderr })
  * ```
  */
-export function runReviewsCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  return runParsedCommand('reviews', REVIEWS_USAGE, parseReviewsArgs(argv), io, async (parsed) => {
-    try {
-      return await execute(parsed, io)
-    } catch (error) {
-      if (error instanceof CommandRefused) {
-        io.stderr.write(`pushary-mastra reviews: ${terminalSafe(error.message)}\n`)
-        return 1
-      }
-      if (isPusharyStoreError(error)) {
-        const payload = { error: error.code, message: error.message, field: error.field }
-        if (parsed.json) io.stdout.write(`${terminalSafe(JSON.stringify(payload))}\n`)
-        io.stderr.write(`pushary-mastra reviews: refused (${error.code}): ${terminalSafe(error.message)}\n`)
-        return 1
-      }
-      throw error
+export async function runReviewsAction(
+  parsed: Extract<ParsedReviewsArgs, { status: 'run' }>,
+  io: CommandIo,
+): Promise<number> {
+  try {
+    return await execute(parsed, io)
+  } catch (error) {
+    if (error instanceof CommandRefused) {
+      io.stderr.write(`pushary-mastra reviews: ${terminalSafe(error.message)}\n`)
+      return 1
     }
-  })
+    if (isPusharyStoreError(error)) {
+      const payload = { error: error.code, message: error.message, field: error.field }
+      if (parsed.json) io.stdout.write(`${terminalSafe(JSON.stringify(payload))}\n`)
+      io.stderr.write(`pushary-mastra reviews: refused (${error.code}): ${terminalSafe(error.message)}\n`)
+      return 1
+    }
+    throw error
+  }
 }

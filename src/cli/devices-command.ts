@@ -4,10 +4,11 @@
  * running service looks every device up per request, so a revoke takes
  * effect on the device's next request, without a restart).
  */
-import type { CommandIo } from '../command-io.js'
 import { parseExternalId } from '../pushary/identity.js'
-import { DEFAULT_DB_PATH } from './database.js'
-import { createEnrollmentRepo } from './enrollment-repo.js'
+import { DEFAULT_DB_PATH } from '../server/database.js'
+import { createEnrollmentRepo } from '../server/enrollment-repo.js'
+import { CommandArgsError, parseCommandArgv } from './args.js'
+import { type CommandIo, type ParsedCommand, parsedCommand } from './command-io.js'
 import { runServiceDbCommand } from './service-db-command.js'
 
 const USAGE = `Usage:
@@ -19,6 +20,11 @@ A device is a browser that opened an enrolment link. Revoking it signs it out
 for good; the person needs a new enrolment link. Devices unused for 180 days
 stop working by themselves.
 Default database: ${DEFAULT_DB_PATH}
+
+  --json          Print JSON instead of text (list)
+  --help, -h      Show this message
+
+Exit codes: 0 done, 1 nothing matched or no database, 2 bad arguments.
 `
 
 interface DevicesArgs {
@@ -29,34 +35,39 @@ interface DevicesArgs {
   json: boolean
 }
 
-class UsageError extends Error {}
+const FLAGS = {
+  db: { type: 'string' },
+  'external-id': { type: 'string' },
+  json: { type: 'boolean' },
+} as const
 
-function parseArgs(argv: readonly string[]): DevicesArgs | 'help' {
-  const [action, ...rest] = argv
-  if (action === undefined || action === 'help' || action === '--help' || action === '-h') return 'help'
-  if (action !== 'list' && action !== 'revoke') throw new UsageError(`unknown action "${action}"`)
-  const args: DevicesArgs = { action, dbPath: DEFAULT_DB_PATH, json: false }
-  for (let i = 0; i < rest.length; i += 1) {
-    const arg = rest[i] ?? ''
-    const eq = arg.indexOf('=')
-    const flag = arg.startsWith('--') && eq !== -1 ? arg.slice(0, eq) : arg
-    const inline = arg.startsWith('--') && eq !== -1 ? arg.slice(eq + 1) : undefined
-    const value = (): string => {
-      const next = inline ?? rest[++i]
-      if (next === undefined || next === '') throw new UsageError(`${flag} needs a value`)
-      return next
+function parseArgs(argv: readonly string[]): ParsedCommand<DevicesArgs> {
+  return parsedCommand<DevicesArgs>(() => {
+    const parsed = parseCommandArgv(argv, FLAGS)
+    if (parsed.help) return { status: 'help' }
+    const { values, positionals } = parsed
+    const [action, ...rest] = positionals
+    if (action === 'help') return { status: 'help' }
+    if (action === undefined) return { status: 'invalid', message: 'name an action: list or revoke' }
+    if (action !== 'list' && action !== 'revoke') {
+      return { status: 'invalid', message: `unknown action "${action}" (list, revoke)` }
     }
-    if (flag === '--help' || flag === '-h') return 'help'
-    else if (flag === '--json') args.json = true
-    else if (flag === '--db') args.dbPath = value()
-    else if (flag === '--external-id') args.externalId = parseExternalId(value(), '--external-id', 'devices')
-    else if (!flag.startsWith('-') && action === 'revoke' && args.deviceId === undefined) args.deviceId = flag
-    else throw new UsageError(`unexpected argument "${arg}"`)
-  }
-  if (action === 'revoke' && (args.deviceId === undefined) === (args.externalId === undefined)) {
-    throw new UsageError('revoke takes either a deviceId or --external-id <customer>')
-  }
-  return args
+    const args: DevicesArgs = { action, dbPath: values.db ?? DEFAULT_DB_PATH, json: values.json === true }
+    const externalId = values['external-id']
+    if (externalId !== undefined) {
+      try {
+        args.externalId = parseExternalId(externalId, '--external-id', 'devices')
+      } catch (error) {
+        throw new CommandArgsError(error instanceof Error ? error.message : String(error), '--external-id')
+      }
+    }
+    if (action === 'revoke' && rest.length > 0) args.deviceId = rest.shift()
+    if (rest.length > 0) return { status: 'invalid', message: `unexpected argument "${rest[0]}"` }
+    if (action === 'revoke' && (args.deviceId === undefined) === (args.externalId === undefined)) {
+      return { status: 'invalid', message: 'revoke takes either a deviceId or --external-id <customer>' }
+    }
+    return { status: 'run', ...args }
+  })
 }
 
 /**
@@ -67,7 +78,7 @@ function parseArgs(argv: readonly string[]): DevicesArgs | 'help' {
  * process.exitCode = await runDevicesCommand(['list', '--db', '.pushary/dev.db'], { stdout: process.stdout, stderr: process.stderr })
  */
 export async function runDevicesCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  return runServiceDbCommand('devices', USAGE, argv, parseArgs, io, async (db, args) => {
+  return runServiceDbCommand('devices', USAGE, parseArgs(argv), io, async (db, args) => {
     const repo = createEnrollmentRepo(db)
     if (args.action === 'list') {
       const devices = await repo.listDevices(

@@ -6,10 +6,11 @@
 import { readFileSync } from 'node:fs'
 import { networkInterfaces } from 'node:os'
 import { resolve } from 'node:path'
-import type { CommandIo } from '../command-io.js'
-import { DEFAULT_DB_PATH } from './database.js'
-import { createPusharyDevServer, type PusharyDevServerOptions } from './dev-server.js'
-import { isPusharyDevServerError, PusharyDevServerError } from './dev-server-error.js'
+import { DEFAULT_DB_PATH } from '../server/database.js'
+import { createPusharyDevServer, type PusharyDevServerOptions } from '../server/dev-server.js'
+import { isPusharyDevServerError, PusharyDevServerError } from '../server/dev-server-error.js'
+import { CommandArgsError, parseCommandArgv } from './args.js'
+import type { CommandIo } from './command-io.js'
 
 const USAGE = `Usage: pushary-mastra dev [options]
 
@@ -27,23 +28,27 @@ Options:
                        Allow callbackUrl on 127.0.0.1 / ::1 / localhost (local development)
   --allow-callback-host <host|ip|cidr>
                        Allow one non-public callback host or range (repeatable)
-  --help               Show this message
+  --help, -h           Show this message
 
 Enrolled phones: pushary-mastra devices list|revoke (see pushary-mastra devices --help).
+Exit codes: 0 stopped by Ctrl-C, 1 failed, 2 bad arguments.
 `
 
 /** Default port of the dev command (the programmatic server defaults to a random one). */
 export const DEFAULT_DEV_PORT = 4100
 
-const VALUE_FLAGS = {
-  '--host': 'host',
-  '--port': 'port',
-  '--db': 'dbPath',
-  '--public-url': 'publicUrl',
-  '--api-key': 'apiKey',
-  '--api-key-file': 'apiKeyFile',
-  '--policy': 'policyPath',
-  '--allow-callback-host': 'allowCallbackHost',
+const FLAGS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  db: { type: 'string' },
+  'public-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  'api-key-file': { type: 'string' },
+  policy: { type: 'string' },
+  'allow-callback-host': { type: 'string', multiple: true },
+  sandbox: { type: 'boolean' },
+  'show-secrets': { type: 'boolean' },
+  'allow-loopback-callbacks': { type: 'boolean' },
 } as const
 
 /** Options of the `dev` command: the server's, plus what only the command does. */
@@ -64,68 +69,43 @@ type ParsedArgs = { help: true } | { help: false; options: DevCommandOptions }
  * parseDevArgs(['--port', '0', '--sandbox']) // { help: false, options: { port: 0, sandbox: true } }
  */
 export function parseDevArgs(argv: readonly string[]): ParsedArgs {
+  const invalid = (field: string, message: string) =>
+    new PusharyDevServerError({ code: 'invalid_option', field, message })
+  let parsed: ReturnType<typeof parseCommandArgv<typeof FLAGS>>
+  try {
+    parsed = parseCommandArgv(argv, FLAGS)
+  } catch (error) {
+    if (error instanceof CommandArgsError) throw invalid(error.field, error.message)
+    throw error
+  }
+  if (parsed.help) return { help: true }
+  const { values, positionals } = parsed
+  if (positionals.length > 0) {
+    throw invalid(positionals[0] as string, `unexpected argument "${positionals[0]}"`)
+  }
   const options: DevCommandOptions = {}
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? ''
-    if (arg === '--help' || arg === '-h') return { help: true }
-    if (arg === '--sandbox') {
-      options.sandbox = true
-      continue
+  if (values.host !== undefined) options.host = values.host
+  if (values.port !== undefined) {
+    if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65_535) {
+      throw invalid('--port', `--port must be a port number from 0 to 65535, got "${values.port}"`)
     }
-    if (arg === '--show-secrets') {
-      options.showSecrets = true
-      continue
-    }
-    if (arg === '--allow-loopback-callbacks') {
-      options.callbackAddresses = { ...options.callbackAddresses, allowLoopback: true }
-      continue
-    }
-    const eq = arg.indexOf('=')
-    const flag = eq === -1 ? arg : arg.slice(0, eq)
-    if (!Object.hasOwn(VALUE_FLAGS, flag)) {
-      throw new PusharyDevServerError({
-        code: 'invalid_option',
-        field: arg,
-        message: `unknown option ${arg}`,
-      })
-    }
-    const key = VALUE_FLAGS[flag as keyof typeof VALUE_FLAGS]
-    let value: string | undefined
-    if (eq !== -1) {
-      value = arg.slice(eq + 1)
-    } else {
-      value = argv[i + 1]
-      i += 1
-    }
-    if (value === undefined || value === '' || (eq === -1 && value.startsWith('--'))) {
-      throw new PusharyDevServerError({
-        code: 'invalid_option',
-        field: flag,
-        message: `${flag} needs a value`,
-      })
-    }
-    if (key === 'port') {
-      if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
-        throw new PusharyDevServerError({
-          code: 'invalid_option',
-          field: flag,
-          message: `${flag} must be a port number from 0 to 65535, got "${value}"`,
-        })
-      }
-      options.port = Number(value)
-    } else if (key === 'allowCallbackHost') {
-      const allow = [...(options.callbackAddresses?.allow ?? []), value]
-      options.callbackAddresses = { ...options.callbackAddresses, allow }
-    } else {
-      options[key] = value
-    }
+    options.port = Number(values.port)
+  }
+  if (values.db !== undefined) options.dbPath = values.db
+  if (values['public-url'] !== undefined) options.publicUrl = values['public-url']
+  if (values['api-key'] !== undefined) options.apiKey = values['api-key']
+  if (values['api-key-file'] !== undefined) options.apiKeyFile = values['api-key-file']
+  if (values.policy !== undefined) options.policyPath = values.policy
+  if (values.sandbox) options.sandbox = true
+  if (values['show-secrets']) options.showSecrets = true
+  if (values['allow-loopback-callbacks']) {
+    options.callbackAddresses = { ...options.callbackAddresses, allowLoopback: true }
+  }
+  if (values['allow-callback-host'] !== undefined) {
+    options.callbackAddresses = { ...options.callbackAddresses, allow: values['allow-callback-host'] }
   }
   if (options.apiKey !== undefined && options.apiKeyFile !== undefined) {
-    throw new PusharyDevServerError({
-      code: 'invalid_option',
-      field: '--api-key-file',
-      message: 'pass either --api-key or --api-key-file, not both',
-    })
+    throw invalid('--api-key-file', 'pass either --api-key or --api-key-file, not both')
   }
   return { help: false, options }
 }

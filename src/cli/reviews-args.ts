@@ -3,9 +3,10 @@
  * so every refusal (a missing store, an unknown state, a recovery without a
  * reason) happens before any database is opened.
  */
-import type { ParsedCommand } from '../command-io.js'
 import { isReviewState, REVIEW_STATES, type ReviewState } from '../machines/review-lifecycle.js'
-import { DEFAULT_CLAIM_LEASE_MS } from './claim-lease.js'
+import { DEFAULT_CLAIM_LEASE_MS } from '../workflows/claim-lease.js'
+import { type FlagValues, parseCommandArgv } from './args.js'
+import { type ParsedCommand, parsedCommand } from './command-io.js'
 
 export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|check|recover> [options]
 
@@ -32,7 +33,7 @@ Review store (one is required):
   --schema <name>      PostgreSQL schema of the review tables (default public)
 
   --json               Print JSON instead of text
-  --help               Show this message
+  --help, -h           Show this message
 
 States: ${REVIEW_STATES.join(', ')}. Exit codes: 0 done, 1 refused or failed, 2 bad arguments.
 `
@@ -64,59 +65,24 @@ export type ParsedReviewsArgs = ParsedCommand<{
   json: boolean
 }>
 
-const VALUE_FLAGS = [
-  '--state',
-  '--limit',
-  '--db',
-  '--pg',
-  '--schema',
-  '--mastra-db',
-  '--mastra-pg',
-  '--reason',
-  '--lease-ms',
-  '--app',
-]
+const FLAGS = {
+  state: { type: 'string', multiple: true },
+  limit: { type: 'string' },
+  db: { type: 'string' },
+  pg: { type: 'string' },
+  schema: { type: 'string' },
+  'mastra-db': { type: 'string' },
+  'mastra-pg': { type: 'string' },
+  reason: { type: 'string' },
+  'lease-ms': { type: 'string' },
+  app: { type: 'string' },
+  json: { type: 'boolean' },
+} as const
 
-/** Splits `--flag value` / `--flag=value` pairs from positional arguments. */
-function split(
-  argv: readonly string[],
-): { flags: Map<string, string[]>; positional: string[]; json: boolean; help: boolean } | string {
-  const flags = new Map<string, string[]>()
-  const positional: string[] = []
-  let json = false
-  let help = false
-  for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index] as string
-    if (arg === '--help' || arg === '-h') help = true
-    else if (arg === '--json') json = true
-    else if (arg.startsWith('--')) {
-      const eq = arg.indexOf('=')
-      const flag = eq === -1 ? arg : arg.slice(0, eq)
-      if (!VALUE_FLAGS.includes(flag)) return `unknown option ${flag}`
-      const value = eq === -1 ? argv[++index] : arg.slice(eq + 1)
-      if (value === undefined || value === '' || (eq === -1 && value.startsWith('--'))) {
-        return `${flag} needs a value`
-      }
-      flags.set(flag, [...(flags.get(flag) ?? []), value])
-    } else positional.push(arg)
-  }
-  return { flags, positional, json, help }
-}
+type Flags = FlagValues<typeof FLAGS>
 
-function single(flags: Map<string, string[]>, flag: string): string | undefined | { error: string } {
-  const values = flags.get(flag)
-  if (values === undefined) return undefined
-  if (values.length > 1) return { error: `${flag} may be given once` }
-  return values[0]
-}
-
-function storeLocation(flags: Map<string, string[]>): StoreLocation | string {
-  const db = single(flags, '--db')
-  const pg = single(flags, '--pg')
-  const schema = single(flags, '--schema')
-  if (typeof db === 'object') return db.error
-  if (typeof pg === 'object') return pg.error
-  if (typeof schema === 'object') return schema.error
+function storeLocation(flags: Flags): StoreLocation | string {
+  const { db, pg, schema } = flags
   if (db !== undefined && pg !== undefined) return 'give either --db or --pg, not both'
   if (db !== undefined) {
     if (schema !== undefined) return '--schema applies to --pg only'
@@ -126,11 +92,9 @@ function storeLocation(flags: Map<string, string[]>): StoreLocation | string {
   return 'a review store is required: --db <file> or --pg <url>'
 }
 
-function mastraLocation(flags: Map<string, string[]>): MastraLocation | null | string {
-  const libsql = single(flags, '--mastra-db')
-  const pg = single(flags, '--mastra-pg')
-  if (typeof libsql === 'object') return libsql.error
-  if (typeof pg === 'object') return pg.error
+function mastraLocation(flags: Flags): MastraLocation | null | string {
+  const libsql = flags['mastra-db']
+  const pg = flags['mastra-pg']
   if (libsql !== undefined && pg !== undefined) return 'give either --mastra-db or --mastra-pg, not both'
   if (libsql !== undefined) {
     return { kind: 'libsql', url: /^[a-z]+:/.test(libsql) ? libsql : `file:${libsql}` }
@@ -139,12 +103,12 @@ function mastraLocation(flags: Map<string, string[]>): MastraLocation | null | s
   return null
 }
 
-/** Flags each action accepts besides the store flags and --json. */
-const ACTION_FLAGS: Record<ReviewsCommand['action'], readonly string[]> = {
-  list: ['--state', '--limit'],
-  show: ['--mastra-db', '--mastra-pg'],
-  recover: ['--reason', '--lease-ms'],
-  check: ['--app'],
+/** Options each action accepts besides the store options and --json. */
+const ACTION_FLAGS: Record<ReviewsCommand['action'], readonly (keyof typeof FLAGS)[]> = {
+  list: ['state', 'limit'],
+  show: ['mastra-db', 'mastra-pg'],
+  recover: ['reason', 'lease-ms'],
+  check: ['app'],
 }
 
 /**
@@ -154,33 +118,38 @@ const ACTION_FLAGS: Record<ReviewsCommand['action'], readonly string[]> = {
  * parseReviewsArgs(['list', '--state', 'uncertain', '--db', 'reviews.db'])
  */
 export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
-  const parts = split(argv)
-  if (typeof parts === 'string') return { status: 'invalid', message: parts }
-  const { flags, positional, json, help } = parts
-  if (help) return { status: 'help' }
-  const [action, ...rest] = positional
+  return parsedCommand(() => {
+    const parsed = parseCommandArgv(argv, FLAGS)
+    if (parsed.help) return { status: 'help' }
+    return parseAction(parsed.values, parsed.positionals)
+  })
+}
+
+function parseAction(flags: Flags, positionals: readonly string[]): ParsedReviewsArgs {
+  const json = flags.json === true
+  const [action, ...rest] = positionals
+  if (action === 'help') return { status: 'help' }
   if (action === undefined)
     return { status: 'invalid', message: 'name an action: list, show, check or recover' }
   if (action !== 'list' && action !== 'show' && action !== 'check' && action !== 'recover') {
     return { status: 'invalid', message: `unknown action "${action}" (list, show, check, recover)` }
   }
-  const allowed = new Set(['--db', '--pg', '--schema', ...ACTION_FLAGS[action]])
-  for (const flag of flags.keys()) {
+  const allowed = new Set<string>(['db', 'pg', 'schema', 'json', ...ACTION_FLAGS[action]])
+  for (const flag of Object.keys(flags)) {
     if (!allowed.has(flag))
-      return { status: 'invalid', message: `${flag} does not apply to reviews ${action}` }
+      return { status: 'invalid', message: `--${flag} does not apply to reviews ${action}` }
   }
   const store = storeLocation(flags)
   if (typeof store === 'string') return { status: 'invalid', message: store }
 
   if (action === 'list') {
     if (rest.length > 0) return { status: 'invalid', message: `unexpected argument "${rest[0]}"` }
-    const states = (flags.get('--state') ?? []).flatMap((value) => value.split(','))
+    const states = (flags.state ?? []).flatMap((value) => value.split(','))
     const unknown = states.find((state) => !isReviewState(state))
     if (unknown !== undefined) {
       return { status: 'invalid', message: `unknown --state "${unknown}" (${REVIEW_STATES.join(', ')})` }
     }
-    const limitText = single(flags, '--limit')
-    if (typeof limitText === 'object') return { status: 'invalid', message: limitText.error }
+    const limitText = flags.limit
     const limit = limitText === undefined ? 100 : Number(limitText)
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
       return { status: 'invalid', message: '--limit must be an integer from 1 to 1000' }
@@ -191,8 +160,7 @@ export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
 
   if (action === 'check') {
     if (rest.length > 0) return { status: 'invalid', message: `unexpected argument "${rest[0]}"` }
-    const app = single(flags, '--app')
-    if (typeof app === 'object') return { status: 'invalid', message: app.error }
+    const app = flags.app
     if (app === undefined) {
       return {
         status: 'invalid',
@@ -217,13 +185,11 @@ export function parseReviewsArgs(argv: readonly string[]): ParsedReviewsArgs {
       message: `reviews recover needs an outcome: ${RECOVERY_OUTCOMES.join(', ')}${outcome === undefined ? '' : ` (got "${outcome}")`}`,
     }
   }
-  const reason = single(flags, '--reason')
-  if (typeof reason === 'object') return { status: 'invalid', message: reason.error }
+  const reason = flags.reason
   if (reason === undefined || reason.trim() === '') {
     return { status: 'invalid', message: 'reviews recover needs --reason <text>: it is kept in the history' }
   }
-  const leaseText = single(flags, '--lease-ms')
-  if (typeof leaseText === 'object') return { status: 'invalid', message: leaseText.error }
+  const leaseText = flags['lease-ms']
   const leaseMs = leaseText === undefined ? DEFAULT_CLAIM_LEASE_MS : Number(leaseText)
   if (!Number.isInteger(leaseMs) || leaseMs < 100) {
     return { status: 'invalid', message: '--lease-ms must be an integer of at least 100 (milliseconds)' }

@@ -1,9 +1,9 @@
 import type { Writable } from 'node:stream'
+import { CommandArgsError } from './args.js'
 
 /**
- * The streams a `pushary-mastra` subcommand writes to. A leaf module so the
- * command modules beside each layer and `cli.ts` share it without importing
- * upwards; tests pass their own streams.
+ * The streams a `pushary-mastra` subcommand writes to; tests pass their own
+ * streams.
  *
  * @example
  * const io: CommandIo = { stdout: process.stdout, stderr: process.stderr }
@@ -18,6 +18,22 @@ export type ParsedCommand<Run> =
   | { readonly status: 'help' }
   | { readonly status: 'invalid'; readonly message: string }
   | (Run & { readonly status: 'run' })
+
+/**
+ * Runs an argument parser that throws `CommandArgsError` and reads a refusal
+ * as the `invalid` result, so every command reports bad arguments the same way.
+ *
+ * @example
+ * const parsed = parsedCommand(() => ({ status: 'run', format: 'mermaid' }))
+ */
+export function parsedCommand<Run>(parse: () => ParsedCommand<Run>): ParsedCommand<Run> {
+  try {
+    return parse()
+  } catch (error) {
+    if (error instanceof CommandArgsError) return { status: 'invalid', message: error.message }
+    throw error
+  }
+}
 
 /**
  * Answers `--help` (usage on stdout, exit 0) and bad arguments (the message

@@ -4,12 +4,12 @@
  * its database file. A receiver that refuses every callback (a wrong
  * `PUSHARY_WEBHOOK_SECRET` answers 401) is visible here instead of silent.
  */
-import { parseArgs as parseNodeArgs } from 'node:util'
 import type { Client } from '@libsql/client'
-import type { CommandIo } from '../command-io.js'
 import { idSchema } from '../pushary/identity.js'
-import { type CallbackDelivery, redactUrl } from './callbacks-outbox.js'
-import { DEFAULT_DB_PATH } from './database.js'
+import { type CallbackDelivery, redactUrl } from '../server/callbacks-outbox.js'
+import { DEFAULT_DB_PATH } from '../server/database.js'
+import { parseCommandArgv } from './args.js'
+import { type CommandIo, type ParsedCommand, parsedCommand } from './command-io.js'
 import { runServiceDbCommand } from './service-db-command.js'
 
 const USAGE = `Usage:
@@ -20,6 +20,11 @@ each attempt: when, the receiver's HTTP status (or the network error) and
 whether it counted as delivered. A run of 401s means the receiver's
 PUSHARY_WEBHOOK_SECRET is not this service's webhook secret.
 Default database: ${DEFAULT_DB_PATH}
+
+  --json          Print JSON instead of text
+  --help, -h      Show this message
+
+Exit codes: 0 done, 1 no database, 2 bad arguments.
 `
 
 interface DeliveriesArgs {
@@ -32,46 +37,42 @@ interface DeliveriesArgs {
 /** One delivery as listed: the outbox's view plus the decision it belongs to. */
 export type ListedDelivery = CallbackDelivery & { decisionId: string }
 
-class UsageError extends Error {}
+const FLAGS = {
+  db: { type: 'string' },
+  decision: { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+} as const
 
-// Node's own parser (strict: an unknown flag or a missing value is refused).
-function parseArgs(argv: readonly string[]): DeliveriesArgs | 'help' {
-  const [action, ...rest] = argv
-  if (action === undefined || action === 'help' || action === '--help' || action === '-h') return 'help'
-  if (action !== 'list') throw new UsageError(`unknown action "${action}" (list)`)
-  let values: { help?: boolean; json?: boolean; db?: string; decision?: string; limit?: string }
-  try {
-    ;({ values } = parseNodeArgs({
-      args: [...rest],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        json: { type: 'boolean' },
-        db: { type: 'string' },
-        decision: { type: 'string' },
-        limit: { type: 'string' },
-      },
-    }))
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error))
-  }
-  if (values.help) return 'help'
-  if (values.db === '') throw new UsageError('--db needs a value')
-  const args: DeliveriesArgs = { dbPath: values.db ?? DEFAULT_DB_PATH, limit: 50, json: values.json === true }
-  if (values.decision !== undefined) {
-    const parsed = idSchema.safeParse(values.decision)
-    if (!parsed.success) throw new UsageError('--decision must be a decision ID')
-    args.decisionId = parsed.data
-  }
-  if (values.limit !== undefined) {
-    const limit = Number(values.limit)
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-      throw new UsageError('--limit must be an integer from 1 to 1000')
+function parseArgs(argv: readonly string[]): ParsedCommand<DeliveriesArgs> {
+  return parsedCommand<DeliveriesArgs>(() => {
+    const parsed = parseCommandArgv(argv, FLAGS)
+    if (parsed.help) return { status: 'help' }
+    const { values, positionals } = parsed
+    const [action, ...rest] = positionals
+    if (action === 'help') return { status: 'help' }
+    if (action === undefined) return { status: 'invalid', message: 'name an action: list' }
+    if (action !== 'list') return { status: 'invalid', message: `unknown action "${action}" (list)` }
+    if (rest.length > 0) return { status: 'invalid', message: `unexpected argument "${rest[0]}"` }
+    const args: DeliveriesArgs = {
+      dbPath: values.db ?? DEFAULT_DB_PATH,
+      limit: 50,
+      json: values.json === true,
     }
-    args.limit = limit
-  }
-  return args
+    if (values.decision !== undefined) {
+      const decision = idSchema.safeParse(values.decision)
+      if (!decision.success) return { status: 'invalid', message: '--decision must be a decision ID' }
+      args.decisionId = decision.data
+    }
+    if (values.limit !== undefined) {
+      const limit = Number(values.limit)
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+        return { status: 'invalid', message: '--limit must be an integer from 1 to 1000' }
+      }
+      args.limit = limit
+    }
+    return { status: 'run', ...args }
+  })
 }
 
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
@@ -149,7 +150,7 @@ function printText(deliveries: readonly ListedDelivery[], io: CommandIo): void {
  * process.exitCode = await runDeliveriesCommand(['list', '--db', '.pushary/dev.db'], { stdout: process.stdout, stderr: process.stderr })
  */
 export async function runDeliveriesCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  return runServiceDbCommand('deliveries', USAGE, argv, parseArgs, io, async (db, args) => {
+  return runServiceDbCommand('deliveries', USAGE, parseArgs(argv), io, async (db, args) => {
     const deliveries = await listDeliveries(db, args)
     if (args.json) io.stdout.write(`${JSON.stringify(deliveries)}\n`)
     else printText(deliveries, io)
