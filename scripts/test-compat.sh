@@ -19,6 +19,12 @@ cd "$(dirname "$0")/.."
 CORE_VERSION="${PUSHARY_COMPAT_CORE:-1.71.0}"
 LIBSQL_VERSION="${PUSHARY_COMPAT_LIBSQL:-1.23.1}"
 SUBSET=(test/workflows test/agents test/steps test/types test/architecture/lazy-load.test.ts)
+# PUSHARY_COMPAT_SUBSET (space-separated paths) narrows the run while probing
+# a release, e.g. PUSHARY_COMPAT_SUBSET=test/agents; the floor must pass the
+# whole subset above.
+if [[ -n "${PUSHARY_COMPAT_SUBSET:-}" ]]; then
+  read -r -a SUBSET <<<"$PUSHARY_COMPAT_SUBSET"
+fi
 # The 1,000-item scale run proves nothing about compatibility that the
 # 100-item run in the same file does not; the main suites keep running it.
 NOT_SCALE='^(?!.*1,000 items)'

@@ -25,6 +25,13 @@ export type { PusharyErrorCode, PusharyIssue, PusharyValidationCode } from './pu
 export { PusharyReplayMismatchError } from './pushary/replay-check.js'
 export { PUSHARY_CALLBACK_MAX_BYTES, readPusharyCallback } from './pushary/callback-request.js'
 export type { PusharyCallbackRead } from './pushary/callback-request.js'
+export {
+  isPusharyRawBodyError,
+  PusharyRawBodyError,
+  pusharyExpressCallback,
+  pusharyNodeCallback,
+} from './pushary/node-callback.js'
+export type { PusharyFetchHandler, PusharyNodeRequest } from './pushary/node-callback.js'
 export { PUSHARY_LIMITS } from './pushary/limits.js'
 export type { PusharyLimits } from './pushary/limits.js'
 export {
