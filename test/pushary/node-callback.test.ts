@@ -206,7 +206,7 @@ function streamJunk(url: string, totalBytes: number): Promise<{ status: number; 
         res.resume()
         res.on('end', () => {
           req.destroy()
-          resolve(res.statusCode ?? 0)
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection })
         })
       },
     )
