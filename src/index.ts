@@ -40,6 +40,12 @@ export type { PusharyErrorCode, PusharyIssue, PusharyValidationCode } from './pu
 export { PusharyReplayMismatchError } from './pushary/replay-check.js'
 export { readPusharyCallback } from './pushary/callback-request.js'
 export type { PusharyCallbackRead } from './pushary/callback-request.js'
+export {
+  PusharyRawBodyError,
+  pusharyExpressCallback,
+  pusharyNodeCallback,
+} from './pushary/node-callback.js'
+export type { PusharyFetchHandler, PusharyNodeRequest } from './pushary/node-callback.js'
 export type { PusharyLimits } from './pushary/limits.js'
 export { answerPusharyQuestion, isApproved, pusharyAnswerSchema } from './pushary/question.js'
 export type {
