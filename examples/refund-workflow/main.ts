@@ -9,12 +9,14 @@
  *   npm run demo -- --expire          # nobody answers; the decision expires
  *   npm run demo -- --fresh           # use a temporary database
  *   npm run demo -- --port 4100 --public-url http://192.168.1.20:4100   # phone on the LAN
+ *   npm run demo -- --help            # every flag
  *
  * Starts the local decision service on an embedded SQLite file, runs a Mastra
  * workflow that asks one person to approve a refund (approval step, gate,
  * protected refund step), prints the links with QR codes, waits, and reports
  * the outcome. With --agent an agent asks instead (agent-refund.ts). Exit
- * code 0 only when the outcome matches what was asked.
+ * code 0 only when the outcome matches what was asked. Ctrl-C cancels the
+ * questions the demo opened before it exits (opened-questions.ts).
  */
 import { mkdirSync, mkdtempSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -29,24 +31,68 @@ import {
 } from '@pushary/mastra'
 import { linkSimulatedPhone, waitUntilReachable } from '../shared/local-phone.js'
 import { type DemoAnswer, runAgentRefund, UNATTENDED_VALUE } from './agent-refund.js'
+import { createOpenedQuestions } from './opened-questions.js'
 import { createRefundApp, createRefundLedger, type RefundOrder } from './refund-app.js'
 import { printQr, startProgress } from './terminal.js'
 
 const CUSTOMER_ID = 'demo-customer'
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      answer: { type: 'string' },
-      agent: { type: 'boolean', default: false },
-      model: { type: 'string' },
-      expire: { type: 'boolean', default: false },
-      fresh: { type: 'boolean', default: false },
-      port: { type: 'string', default: '0' },
-      'public-url': { type: 'string' },
-      timeout: { type: 'string', default: '600' },
-    },
+const USAGE = `Usage: npm run demo -- [options]
+
+Runs the refund demo on this machine: starts the local decision service, asks
+one person (the customer "${CUSTOMER_ID}") to approve a EUR 48 refund, waits for
+the answer and reports the outcome. Exit 0 only when the outcome matches what
+was asked. Ctrl-C cancels the questions the demo opened, then exits (130).
+
+Options:
+  --answer <answer>   Answer unattended through the service: approve, deny, select or input
+                      (select and input ask a choice or a text, answered "yes": data, never approval)
+  --agent             Ask from a Mastra Agent whose refund tool has requireApproval
+  --model <p/name>    With --agent: a provider model such as openai/gpt-4o (its key must be set)
+  --expire            Nobody answers; the question expires after 3 s and no refund runs
+  --fresh             Keep the data in a new temporary directory instead of .pushary/
+  --port <n>          Port of the local service (default 0: any free port)
+  --public-url <url>  Base URL of printed links, e.g. http://192.168.1.20:4100 (binds 0.0.0.0)
+  --timeout <s>       Seconds to wait for the phone to be linked and for the answer (default 600)
+  --help, -h          Show this message
+`
+
+const OPTIONS = {
+  answer: { type: 'string' },
+  agent: { type: 'boolean', default: false },
+  model: { type: 'string' },
+  expire: { type: 'boolean', default: false },
+  fresh: { type: 'boolean', default: false },
+  port: { type: 'string', default: '0' },
+  'public-url': { type: 'string' },
+  timeout: { type: 'string', default: '600' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const
+
+/** Resolves on the first Ctrl-C; a second one exits at once. */
+function firstInterrupt(): Promise<void> {
+  return new Promise((interrupted) => {
+    process.once('SIGINT', () => {
+      process.once('SIGINT', () => process.exit(130))
+      interrupted()
+    })
   })
+}
+
+async function main(): Promise<number> {
+  const interrupted = firstInterrupt()
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>
+  try {
+    parsed = parseArgs({ options: OPTIONS })
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`)
+    return 2
+  }
+  const { values } = parsed
+  if (values.help) {
+    process.stdout.write(USAGE)
+    return 0
+  }
   const answers: readonly string[] = ['approve', 'deny', 'select', 'input']
   if (values.answer !== undefined && !answers.includes(values.answer)) {
     process.stderr.write('--answer must be approve, deny, select or input\n')
@@ -73,7 +119,13 @@ async function main(): Promise<number> {
     ...(values['public-url'] ? { publicUrl: values['public-url'], host: '0.0.0.0' } : {}),
     onError: () => {},
   })
-  const client = createPusharyClient({ baseUrl: service.baseUrl, apiKey: service.apiKey })
+  // Every question goes through this client, so its fetch knows which ones to cancel on Ctrl-C.
+  const questions = createOpenedQuestions()
+  const client = createPusharyClient({
+    baseUrl: service.baseUrl,
+    apiKey: service.apiKey,
+    fetch: questions.fetch,
+  })
   const store = createSqliteReviewStore({ url: `file:${join(dataDir, 'demo-reviews.db')}` })
   const ledger = createRefundLedger(`file:${join(dataDir, 'demo-refunds.db')}`)
 
@@ -126,7 +178,7 @@ async function main(): Promise<number> {
     await service.close()
   }
 
-  try {
+  const demo = async (): Promise<number> => {
     out('Pushary refund demo')
     out(`  decision service  ${service.url}   (data in ${dataDir})`)
     out()
@@ -247,6 +299,20 @@ async function main(): Promise<number> {
       (!values.expire || declinedFor('expired'))
     out(ok ? 'OK: the outcome matches.' : `MISMATCH: expected ${expected} refund(s).`)
     return ok ? 0 : 1
+  }
+
+  try {
+    return await Promise.race([
+      demo(),
+      interrupted.then(async () => {
+        out()
+        out('Interrupted: cancelling the questions this demo opened...')
+        const cancelled = await questions.cancelAll(client)
+        for (const line of cancelled) out(`  ${line}`)
+        if (cancelled.length === 0) out('  none were open.')
+        return 130
+      }),
+    ])
   } finally {
     await shutdown()
   }

@@ -13,6 +13,8 @@ import type { CommandIo } from './command-io.js'
 const USAGE = `Usage: pushary-mastra <command> [options]
 
 Commands:
+  connect   Mint an enrolment link for a customer, show it with a QR code, wait for the phone
+            (connect <customerId> [--timeout <s>] [--no-wait] [--json]; PUSHARY_API_KEY, PUSHARY_BASE_URL)
   dev       Start the local Pushary-compatible decision service and reviewer page
             (--host, --port, --db, --public-url, --api-key-file, --show-secrets, --policy, --sandbox)
   devices   List or revoke the phones enrolled with the local service (list | revoke <deviceId>)
@@ -31,6 +33,7 @@ type Command = (argv: readonly string[], io: CommandIo) => Promise<number>
 
 /** Each command's module, imported only when that command runs. */
 const COMMANDS: Record<string, () => Promise<Command>> = {
+  connect: async () => (await import('./connect-command.js')).runConnectCommand,
   dev: async () => (await import('./dev-command.js')).runDevCommand,
   devices: async () => (await import('./devices-command.js')).runDevicesCommand,
   deliveries: async () => (await import('./deliveries-command.js')).runDeliveriesCommand,

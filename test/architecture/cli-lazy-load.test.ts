@@ -41,6 +41,19 @@ describe('what each pushary-mastra command loads', () => {
     expect(modules).not.toContain('cli/reviews-command.ts')
   })
 
+  it('connect --help loads no database driver, service, Mastra or QR code library', async () => {
+    const { packages, modules } = await loadedBy('connect', '--help')
+    for (const heavy of ['@libsql/client', 'pg', 'hono', '@mastra/core', 'xstate', 'qrcode-terminal']) {
+      expect(packages).not.toContain(heavy)
+    }
+    expect(modules.filter((module) => module.startsWith('cli/')).sort()).toEqual([
+      'cli/args.ts',
+      'cli/command-io.ts',
+      'cli/connect-command.ts',
+      'cli/main.ts',
+    ])
+  })
+
   it('reviews refuses bad arguments before loading a store, Mastra or a database driver', async () => {
     const { packages, modules } = await loadedBy('reviews', 'list')
     for (const heavy of ['@libsql/client', 'pg', '@mastra/core']) expect(packages).not.toContain(heavy)

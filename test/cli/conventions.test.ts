@@ -13,6 +13,7 @@ import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { CommandIo } from '../../src/cli/command-io.js'
+import { runConnectCommand } from '../../src/cli/connect-command.js'
 import { runDeliveriesCommand } from '../../src/cli/deliveries-command.js'
 import { runDevCommand } from '../../src/cli/dev-command.js'
 import { runDevicesCommand } from '../../src/cli/devices-command.js'
@@ -44,6 +45,7 @@ async function run(command: Run, argv: readonly string[]): Promise<Outcome> {
 }
 
 const COMMANDS: Record<string, Run> = {
+  connect: runConnectCommand,
   dev: runDevCommand,
   devices: runDevicesCommand,
   deliveries: runDeliveriesCommand,
@@ -53,6 +55,7 @@ const COMMANDS: Record<string, Run> = {
 
 /** Every command and subcommand, as argv after the command name. */
 const INVOCATIONS: [string, string[]][] = [
+  ['connect', ['customer_1']],
   ['dev', []],
   ['devices', ['list']],
   ['devices', ['revoke', 'dev_1']],
@@ -85,6 +88,10 @@ describe('pushary-mastra command conventions', () => {
         [...argv, '--bogus'],
         /unknown option --bogus/,
       ]),
+      ['connect', [], /name the customer/],
+      ['connect', ['customer_1', '--timeout'], /--timeout needs a value/],
+      ['connect', ['customer_1', '--no-wait=yes'], /--no-wait takes no value/],
+      ['connect', ['customer_1', 'customer_2'], /unexpected argument "customer_2"/],
       ['dev', ['--port'], /--port needs a value/],
       ['dev', ['--db', '--sandbox'], /--db needs a value/],
       ['dev', ['--sandbox=yes'], /--sandbox takes no value/],
