@@ -4,9 +4,12 @@
  * enrolled device's cookie.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../src/pushary/callbacks.js'
 import { createPusharyClient, type PusharyClient } from '../../src/pushary/client.js'
 import { parameterLabel, readableParameters } from '../../src/pushary/readable-input.js'
 import { createPusharyDevServer, type PusharyDevServer } from '../../src/server/dev-server.js'
@@ -120,14 +123,39 @@ describe('POST /review/batch/answer on the real dev server', () => {
   let dir: string
   let server: PusharyDevServer
   let client: PusharyClient
+  let receiver: Server
+  let callbackUrl: string
+  const callbacks: Array<{ correlationId: string; answer: string }> = []
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'pushary-reviewer-batch-'))
-    server = await createPusharyDevServer({ dbPath: join(dir, 'dev.db'), port: 0 })
+    server = await createPusharyDevServer({
+      dbPath: join(dir, 'dev.db'),
+      port: 0,
+      callbackAddresses: { allowLoopback: true },
+    })
     client = createPusharyClient({ baseUrl: server.baseUrl, apiKey: server.apiKey })
+    receiver = createServer((request, response) => {
+      const chunks: Buffer[] = []
+      request.on('data', (chunk: Buffer) => chunks.push(chunk))
+      request.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8')
+        const signature = request.headers[SIGNATURE_HEADER]
+        if (
+          verifyWebhookSignature(raw, typeof signature === 'string' ? signature : null, server.webhookSecret)
+        ) {
+          callbacks.push(JSON.parse(raw) as { correlationId: string; answer: string })
+        }
+        response.writeHead(200).end('ok')
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+    callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`
   })
 
   afterAll(async () => {
+    receiver?.closeAllConnections()
+    await new Promise((resolve) => receiver?.close(resolve))
     await server?.close()
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
@@ -149,7 +177,7 @@ describe('POST /review/batch/answer on the real dev server', () => {
   }
 
   async function ask(externalId: string, context: string, question = 'Pay it?'): Promise<string> {
-    return (await client.decisions.create({ externalId, question, context })).decisionId
+    return (await client.decisions.create({ externalId, question, context, callbackUrl })).decisionId
   }
 
   function post(
@@ -222,5 +250,14 @@ describe('POST /review/batch/answer on the real dev server', () => {
       message: expect.stringContaining('0 of 2'),
     })
     for (const id of ids) expect(await client.decisions.get(id)).toMatchObject({ value: 'no' })
+    // Each listed item got its own signed callback, exactly once; the unlisted one none.
+    const deadline = Date.now() + 15_000
+    const mine = () => callbacks.filter((callback) => [...ids, unlisted].includes(callback.correlationId))
+    while (mine().length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(
+      mine()
+        .map((callback) => [callback.correlationId, callback.answer])
+        .sort(),
+    ).toEqual(ids.map((id) => [id, 'no']).sort())
   })
 })
