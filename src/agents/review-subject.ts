@@ -3,10 +3,10 @@
  * trusted subject, and the binding. Everything here runs before any HTTP
  * request and throws typed errors naming the field.
  */
-import { decisionParametersSchema } from '../pushary/decision-schemas.js'
 import { isPusharyValidationError, PusharyValidationError } from '../pushary/errors.js'
 import { externalIdSchema, fingerprintPusharyAction, idSchema } from '../pushary/identity.js'
 import { type PusharyQuestion, parsePusharyQuestion } from '../pushary/question.js'
+import { readableParameters } from '../pushary/readable-input.js'
 import { type PusharyApprovalSubject, pusharyApprovalSubjectSchema } from '../steps/approval-schemas.js'
 import {
   agentBindingContext,
@@ -26,8 +26,13 @@ import { questionSuspensionOf } from '../workflows/question-suspension.js'
  */
 export type PusharyReviewSubject = Omit<PusharyApprovalSubject, 'toolName'> & { context?: string }
 
-/** `Approve <tool>? <args>`, the args cut to 300 characters. */
-export function renderApprovalQuestion(toolName: string, args: unknown): string {
+/**
+ * `Approve <tool>?`, followed by the args as JSON only when they are not sent
+ * as parameters; JSON longer than 300 characters is cut with a note saying
+ * how much is not shown (the binding still covers all of it).
+ */
+export function renderApprovalQuestion(toolName: string, args: unknown, shownAsParameters = false): string {
+  if (shownAsParameters) return `Approve ${toolName}?`
   let summary: string | undefined
   try {
     summary =
@@ -36,16 +41,18 @@ export function renderApprovalQuestion(toolName: string, args: unknown): string 
     summary = undefined
   }
   if (!summary) return `Approve ${toolName}?`
-  return `Approve ${toolName}? ${summary.length > 300 ? `${summary.slice(0, 300)}...` : summary}`.slice(
-    0,
-    500,
-  )
+  const head = `Approve ${toolName}? `
+  const room = Math.min(300, 500 - head.length - 48)
+  if (summary.length <= room) return `${head}${summary}`
+  return `${head}${summary.slice(0, room)}… (${summary.length - room} more characters not shown)`
 }
 
-/** Scalar arguments become `parameters` (all or nothing, so a policy never reads half of them). */
+/**
+ * The arguments' scalar leaves become `parameters`, keyed by path (all or
+ * nothing, so a policy never reads half of them and the card never shows half).
+ */
 function deriveParameters(args: unknown): Record<string, string | number | boolean> | undefined {
-  const parsed = decisionParametersSchema.safeParse(args)
-  return parsed.success && Object.keys(parsed.data).length > 0 ? parsed.data : undefined
+  return readableParameters(args)
 }
 
 function fail(
@@ -121,8 +128,13 @@ export function prepareAgentReview(input: {
   if (call.kind === 'approval') {
     kind = 'approval'
     toolInput = call.args ?? null
+    // The args are shown as a labelled list when they go out as parameters.
+    const asParameters = input.subject?.parameters === undefined && deriveParameters(call.args) !== undefined
     question = parsePusharyQuestion(
-      { type: 'confirm', question: input.question ?? renderApprovalQuestion(toolName, call.args) },
+      {
+        type: 'confirm',
+        question: input.question ?? renderApprovalQuestion(toolName, call.args, asParameters),
+      },
       operation,
     )
   } else {

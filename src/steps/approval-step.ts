@@ -219,7 +219,20 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         'externalId',
         'pusharyApprovalStep',
       )
-      const binding = { workflowId, runId, stepId, operationId: input.operationId, externalId, question }
+      // A batch item's parent is part of its binding (the context's group key);
+      // Mastra restores the request context from the snapshot on resume.
+      const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
+      const parsedParent = pusharyReviewParentSchema.optional().safeParse(parentRaw)
+      const parent = parsedParent.data
+      const binding = {
+        workflowId,
+        runId,
+        stepId,
+        operationId: input.operationId,
+        externalId,
+        question,
+        parent,
+      }
 
       if (resumeData) {
         if (!suspendData) {
@@ -236,6 +249,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         // step keeps waiting (fail closed) and the person's real answer stays
         // resumable.
         const keepWaiting = () => suspend(suspendData, { resumeLabel: suspendData.decisionId })
+        if (!parsedParent.success) return keepWaiting()
         // The dispatcher's own read of this decision, handed over in memory
         // for this resume only; anything else (no proof, a copied or forged
         // one) is read from the service here.
@@ -266,10 +280,9 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         }
       }
 
+      if (!parsedParent.success) pusharyReviewParentSchema.parse(parentRaw)
       refuseUnresumable(mastra, workflowId)
       refuseAutoRestarted(mastra, workflowId, 'pusharyApprovalStep')
-      const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
-      const parent = parentRaw === undefined ? undefined : pusharyReviewParentSchema.parse(parentRaw)
       const context = workflowBindingContext(binding)
       const delivery = { ...options, ...input.delivery }
 

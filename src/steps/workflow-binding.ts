@@ -5,6 +5,8 @@ import type { PusharyQuestion } from '../pushary/question.js'
 import type { Decision } from '../pushary/wire-responses.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
 
+type PusharyReviewParent = NonNullable<PusharyWorkflowReview['parent']>
+
 /**
  * The immutable identity of one workflow approval: which run and step asked
  * whom about which business operation, and the exact question.
@@ -16,6 +18,20 @@ export interface PusharyWorkflowBinding {
   operationId: string
   externalId: string
   question: PusharyQuestion
+  /** Set on the child run of a multi-item approval: the batch step that fanned it out. */
+  parent?: PusharyReviewParent | undefined
+}
+
+/**
+ * The group key every item of one multi-item approval carries in its decision
+ * context (`batch`): the same for all items of one batch step of one run, and
+ * different for any other. A reviewer page groups decisions by it.
+ *
+ * @example
+ * batchGroupKey({ workflowId: 'refunds', runId: 'run-1', stepId: 'approve-all' }) // 'b_3f9c…'
+ */
+export function batchGroupKey(parent: Pick<PusharyReviewParent, 'workflowId' | 'runId' | 'stepId'>): string {
+  return `b_${deterministicKey(['batch-group', parent.workflowId, parent.runId, parent.stepId])}`
 }
 
 /**
@@ -57,6 +73,10 @@ export function workflowBindingContext(binding: PusharyWorkflowBinding): string 
     operationId: binding.operationId,
     externalId: binding.externalId,
     questionHash: fingerprintPusharyAction(binding.question),
+    // Only batch items carry these (undefined is dropped), so every other
+    // context is byte for byte what it was before batches were grouped.
+    batch: binding.parent === undefined ? undefined : batchGroupKey(binding.parent),
+    batchItem: binding.parent?.itemIndex,
   })
   if (context.length > PUSHARY_LIMITS.contextMax) {
     throw new PusharyValidationError({
@@ -94,6 +114,14 @@ export function checkWorkflowDecision(
   ) {
     return 'options differ from the saved question'
   }
-  if (decision.context !== workflowBindingContext(review)) return 'context differs from the saved binding'
+  // A batch item asked before items carried their group key has the context
+  // without it; the group key only groups cards, the rest still binds.
+  if (
+    decision.context !== workflowBindingContext(review) &&
+    (review.parent === undefined ||
+      decision.context !== workflowBindingContext({ ...review, parent: undefined }))
+  ) {
+    return 'context differs from the saved binding'
+  }
   return null
 }

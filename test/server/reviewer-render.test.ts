@@ -174,7 +174,7 @@ describe('decision cards', () => {
     expect(page).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">')
     expect(page).toContain('<style nonce="n0nce">')
     expect(page).toContain('<script nonce="n0nce">')
-    expect(page).toContain('customer <strong>cust &lt;a&gt;</strong>')
+    expect(page).toContain('You answer here as <strong>cust &lt;a&gt;</strong>')
     expect(page).toMatch(/<p id="empty" class="notice">No pending decisions/)
   })
 })

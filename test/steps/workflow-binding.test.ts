@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deterministicKey } from '../../src/pushary/identity.js'
 import { type Decision, decisionSchema } from '../../src/pushary/wire-responses.js'
 import {
+  batchGroupKey,
   checkWorkflowDecision,
   type PusharyWorkflowBinding,
   workflowApprovalKey,
@@ -50,6 +51,19 @@ function decisionFor(overrides: Partial<Decision> = {}): Decision {
 describe('checkWorkflowDecision', () => {
   it('accepts the decision the binding asked', () => {
     expect(checkWorkflowDecision(saved, decisionFor())).toBeNull()
+  })
+
+  it('binds a batch item to its batch group, and still accepts one asked before items carried the group', () => {
+    const parent = { workflowId: 'refund-batch', runId: 'run_p', stepId: 'approve-all', itemIndex: 3 }
+    const item = { ...saved, parent }
+    const context = workflowBindingContext(item)
+    expect(JSON.parse(context)).toMatchObject({ batch: batchGroupKey(parent), batchItem: 3 })
+    expect(checkWorkflowDecision(item, decisionFor({ context }))).toBeNull()
+    expect(checkWorkflowDecision(item, decisionFor())).toBeNull()
+    const otherBatch = workflowBindingContext({ ...item, parent: { ...parent, runId: 'run_q' } })
+    expect(checkWorkflowDecision(item, decisionFor({ context: otherBatch }))).toMatch(/context/)
+    expect(checkWorkflowDecision(saved, decisionFor({ context }))).toMatch(/context/)
+    expect(workflowBindingContext(binding)).not.toContain('batch')
   })
 
   it('accepts a decision whose recipient the service cache omitted, only with the exact context', () => {

@@ -64,7 +64,9 @@ export function wantsJson(c: Context): boolean {
   return accept.includes('application/json') || type.includes('application/json')
 }
 
-async function readAnswerBody(c: Context<ReviewerEnv>): Promise<{ answer: unknown; csrf: string | null }> {
+export async function readAnswerBody(
+  c: Context<ReviewerEnv>,
+): Promise<{ answer: unknown; csrf: string | null }> {
   const type = c.req.header('content-type') ?? ''
   if (type.includes('application/json')) {
     const body: unknown = await c.req.json().catch(() => null)
@@ -108,21 +110,37 @@ export async function handleAnswerPost(
   c: Context<ReviewerEnv>,
   deps: Pick<ReviewerDeps, 'getDecision' | 'answerDecision' | 'publicUrl'>,
 ): Promise<AnswerPostResult> {
-  const decisionId = c.req.param('id') ?? ''
   const body = await readAnswerBody(c)
-  const csrf = checkCsrf(c, deps.publicUrl, body.csrf)
+  return answerAsDevice(c, deps, { decisionId: c.req.param('id') ?? '', ...body })
+}
+
+/**
+ * One answer of this device: CSRF, a non-empty answer, ownership (another
+ * customer's decision is 403 before anything is written), then the service's
+ * `answerDecision` (pending only, callback, event). The single tap and every
+ * item of a batch answer go through here.
+ *
+ * @example
+ * const result = await answerAsDevice(c, deps, { decisionId, answer: 'yes', csrf })
+ */
+export async function answerAsDevice(
+  c: Context<ReviewerEnv>,
+  deps: Pick<ReviewerDeps, 'getDecision' | 'answerDecision' | 'publicUrl'>,
+  input: { readonly decisionId: string; readonly answer: unknown; readonly csrf: string | null },
+): Promise<AnswerPostResult> {
+  const csrf = checkCsrf(c, deps.publicUrl, input.csrf)
   if (csrf.status === 'rejected') {
     return { status: 'forbidden', message: `Refused a cross-site answer (${csrf.reason}).` }
   }
-  if (typeof body.answer !== 'string' || body.answer.trim() === '') {
+  if (typeof input.answer !== 'string' || input.answer.trim() === '') {
     return { status: 'bad_request', message: 'The field "answer" must be a non-empty string.' }
   }
-  const decision = await deps.getDecision(decisionId)
+  const decision = await deps.getDecision(input.decisionId)
   if (decision === null) return { status: 'not_found', message: 'There is no such decision.' }
   if (decision.externalId !== c.get('externalId')) {
-    return { status: 'forbidden', message: 'This decision belongs to another customer.' }
+    return { status: 'forbidden', message: 'This decision is not addressed to you.' }
   }
-  return fromOutcome(await deps.answerDecision(decisionId, body.answer, 'reviewer'))
+  return fromOutcome(await deps.answerDecision(input.decisionId, input.answer, 'reviewer'))
 }
 
 /**

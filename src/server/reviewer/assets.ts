@@ -53,6 +53,18 @@ border:1px solid var(--border);background:var(--bg);color:var(--text)}
 .notice{background:var(--card);border:1px solid var(--border);border-radius:12px;padding:16px}
 #flash{margin:0 0 12px;padding:10px 14px;border-radius:10px;background:var(--card);border:1px solid var(--accent)}
 #flash:empty{display:none}
+.input{margin:0 0 12px}
+.input-title{font-weight:600;margin:0 0 .25rem;font-size:.9rem;color:var(--muted)}
+.input dl{margin:0}
+.input .row{display:grid;grid-template-columns:minmax(0,45%) minmax(0,1fr);gap:12px;padding:6px 0;border-top:1px solid var(--border)}
+.input dt{color:var(--muted);overflow-wrap:anywhere}
+.input dd{margin:0;font-weight:600;overflow-wrap:anywhere;white-space:pre-wrap}
+.fold summary{cursor:pointer;min-height:24px}
+.fold .full{margin:.35rem 0 0;font-weight:500;white-space:pre-wrap;overflow-wrap:anywhere}
+.batch-items{list-style:none;margin:0;padding:0}
+.batch-items>li>.decision{margin:0 0 10px;padding:12px;border-radius:10px}
+.batch-items h2{font-size:1rem}
+.bulk{position:sticky;bottom:0;background:var(--card);padding:10px 0 4px;border-top:1px solid var(--border)}
 .visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `
 

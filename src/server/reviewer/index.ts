@@ -11,6 +11,8 @@ import { setCookie } from 'hono/cookie'
 import type { SlotLimiter } from '../connection-limits.js'
 import type { ReviewerDeps } from '../service-types.js'
 import { answerJson, handleAnswerPost, httpStatusOf, wantsJson } from './answer.js'
+import { handleBatchAnswerPost } from './batch-answer.js'
+import { BATCH_ANSWER_PATH } from './batch-card.js'
 import {
   checkNotCrossSite,
   createNonce,
@@ -169,13 +171,38 @@ export function createReviewerApp(deps: ReviewerDeps, options: ReviewerAppOption
     return streamReviewerEvents(c, deps, { ...options.events, onClose: release })
   })
 
+  // Registered before `/review/:id/answer`, whose pattern it would also match.
+  app.post(BATCH_ANSWER_PATH, device, bodyLimit({ maxSize: 256 * 1024 }), async (c) => {
+    const result = await handleBatchAnswerPost(c, deps)
+    const status = result.status === 'refused' ? result.httpStatus : result.status === 'answered' ? 200 : 409
+    if (wantsJson(c)) {
+      return c.json(
+        {
+          status: result.status,
+          message: result.message,
+          ...(result.status === 'refused'
+            ? {}
+            : {
+                results: result.results.map((entry) => ({
+                  decisionId: entry.decisionId,
+                  ...answerJson(entry.result),
+                })),
+              }),
+        },
+        status,
+      )
+    }
+    if (result.status === 'answered') return c.redirect('/review', 303)
+    return message(c, status, 'Answers not all recorded', result.message, true)
+  })
+
   app.get('/review/:id', device, async (c) => {
     const decision = await deps.getDecision(c.req.param('id'))
     if (decision === null) {
       return message(c, 404, 'Decision not found', 'There is no such decision.', true)
     }
     if (decision.externalId !== c.get('externalId')) {
-      return message(c, 403, 'Not your decision', 'This decision belongs to another customer.', true)
+      return message(c, 403, 'Not your decision', 'This decision is not addressed to you.', true)
     }
     return page(c, renderDecisionPage({ decision, csrf: c.get('csrf'), nonce: c.get('nonce') }))
   })

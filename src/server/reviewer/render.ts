@@ -4,6 +4,9 @@
  */
 import type { StoredDecision } from '../service-types.js'
 import { REVIEWER_CSS, REVIEWER_SCRIPT } from './assets.js'
+import { groupDecisions, renderBatchCard } from './batch-card.js'
+import { renderInputList } from './card-input.js'
+import { cardSource, sourceLabel } from './card-source.js'
 import { formatDateTime, formatParameter } from './format.js'
 import { html, type SafeHtml, unsafeRaw } from './html.js'
 
@@ -160,9 +163,10 @@ ${renderControls(decision, `a-${options.index}`)}
 </form>`
       : html`<p class="outcome" role="status">${describeOutcome(decision)}</p>`
   return html`<article class="decision" data-decision-id="${decision.decisionId}" aria-labelledby="${headingId}">
-<p class="meta">${decision.agentName ? html`<span class="agent">${decision.agentName}</span>` : html`<span class="agent">Agent</span>`}${renderRisk(decision.presentation?.risk)}${decision.toolName ? html`<span>${decision.toolName}</span>` : ''}</p>
+<p class="meta"><span class="agent">${sourceLabel(cardSource(decision))}</span>${decision.agentName ? html`<span class="agent">${decision.agentName}</span>` : ''}${renderRisk(decision.presentation?.risk)}${decision.toolName ? html`<span>${decision.toolName}</span>` : ''}</p>
 <h2 id="${headingId}">${decision.question}</h2>
 ${renderPresentation(decision)}
+${renderInputList(decision)}
 ${expires}
 ${body}
 </article>`
@@ -175,8 +179,10 @@ ${body}
  * renderDecisionList(decisions, csrf).value
  */
 export function renderDecisionList(decisions: readonly StoredDecision[], csrf: string): SafeHtml {
-  return html`${decisions.map((decision) =>
-    renderDecisionCard(decision, { csrf, index: indexFor(decision.decisionId) }),
+  const card = (decision: StoredDecision) =>
+    renderDecisionCard(decision, { csrf, index: indexFor(decision.decisionId) })
+  return html`${groupDecisions(decisions).map((entry) =>
+    entry.kind === 'single' ? card(entry.decision) : renderBatchCard(entry, csrf, card),
   )}`
 }
 
@@ -207,7 +213,7 @@ export function renderReviewPage(input: {
 }): SafeHtml {
   const body = html`${header(html`<span class="live" id="live" aria-live="polite">Connecting…</span>`)}
 <main>
-<p class="muted">This device answers for customer <strong>${input.externalId}</strong>.</p>
+<p class="muted">You answer here as <strong>${input.externalId}</strong>. Each card says what will happen if you approve.</p>
 <p id="flash" role="status" aria-live="polite"></p>
 <div id="decisions" aria-label="Pending decisions">${renderDecisionList(input.decisions, input.csrf)}</div>
 <p id="empty" class="notice"${input.decisions.length > 0 ? unsafeRaw(' hidden') : ''}>No pending decisions. New ones appear here automatically.</p>
@@ -268,7 +274,7 @@ export function renderEnrollPage(input: {
   const body = html`${header()}
 <main><section class="notice" aria-labelledby="enroll-title">
 <h2 id="enroll-title">Link this phone to ${input.externalId}</h2>
-<p>This phone will then receive and answer approval requests for customer <strong>${input.externalId}</strong>. The link works once.</p>
+<p>You will then receive and answer approval requests for <strong>${input.externalId}</strong> on this phone. The link works once.</p>
 <form method="post" action="/e/${encodeURIComponent(input.token)}">
 <div class="buttons options"><button type="submit" class="approve">Link this phone</button></div>
 </form>

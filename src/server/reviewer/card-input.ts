@@ -1,0 +1,38 @@
+/**
+ * The action's input as a labelled list: every parameter the presentation
+ * does not already show, under its key in words. Long values are folded
+ * behind a disclosure whose body holds the whole value: nothing is cut, what
+ * the reviewer can open is exactly what was sent.
+ */
+import { parameterLabel } from '../../pushary/readable-input.js'
+import type { StoredDecision } from '../service-types.js'
+import { html, type SafeHtml } from './html.js'
+
+/** Values longer than this are folded; the summary shows their start. */
+const FOLD_AFTER = 80
+const SUMMARY_CHARS = 48
+
+function renderValue(value: string | number | boolean): SafeHtml | string {
+  const text = typeof value === 'string' ? value : String(value)
+  if (text.length <= FOLD_AFTER) return text
+  return html`<details class="fold"><summary>${text.slice(0, SUMMARY_CHARS)}… <span class="muted">(${text.length} characters, tap to read all)</span></summary><p class="full">${text}</p></details>`
+}
+
+/**
+ * The input list of one decision, or nothing when it has no other parameters.
+ *
+ * @example
+ * renderInputList(decision) // <dl class="input">…</dl>
+ */
+export function renderInputList(decision: StoredDecision): SafeHtml | '' {
+  const parameters = decision.parameters
+  if (parameters === null) return ''
+  const shown = new Set((decision.presentation?.changes ?? []).map((change) => change.parameter))
+  const rows = Object.entries(parameters).filter(([key]) => !shown.has(key))
+  if (rows.length === 0) return ''
+  const heading = decision.toolName ? `Input of ${decision.toolName}` : 'Input'
+  return html`<section class="input" aria-label="${heading}"><p class="input-title">${heading}</p><dl>${rows.map(
+    ([key, value]) =>
+      html`<div class="row"><dt>${parameterLabel(key)}</dt><dd>${renderValue(value)}</dd></div>`,
+  )}</dl></section>`
+}
