@@ -187,26 +187,26 @@ export {
 export type { PusharyBatchStepOptions } from './workflows/approval-workflows.js'
 export { pusharyBatchResumeSchema, pusharyBatchSuspendSchema } from './workflows/batch-parent.js'
 export type { PusharyBatchSuspend } from './workflows/batch-parent.js'
-export { createPusharyDispatcher } from './workflows/dispatcher.js'
-export { RETRYABLE_DISPATCH_STATUSES } from './workflows/dispatch-types.js'
+export { createPusharyDispatcher } from './resume/dispatcher.js'
+export { RETRYABLE_DISPATCH_STATUSES } from './resume/dispatch-types.js'
 export type {
   PusharyCapabilityGap,
   PusharyCapabilityProblem,
   PusharyConfigurationIssue,
   PusharyConfigurationReport,
-} from './workflows/worker-capability.js'
+} from './resume/worker-capability.js'
 export type {
   PusharyDispatcher,
   PusharyDispatcherOptions,
   PusharyDispatchResult,
   PusharyReconcileReport,
   PusharyResumedEvent,
-} from './workflows/dispatch-types.js'
-export { resumePusharyApproval } from './workflows/resume-guard.js'
-export type { PusharyResumeOutcome, PusharyResumeRequest } from './workflows/resume-guard.js'
-export { isPusharyResumeError, PusharyResumeError } from './workflows/resume-error.js'
-export type { PusharyResumeErrorCode } from './workflows/resume-error.js'
-export { pusharyCallbackRoute } from './workflows/callback-route.js'
+} from './resume/dispatch-types.js'
+export { resumePusharyApproval } from './resume/resume-guard.js'
+export type { PusharyResumeOutcome, PusharyResumeRequest } from './resume/resume-guard.js'
+export { isPusharyResumeError, PusharyResumeError } from './resume/resume-error.js'
+export type { PusharyResumeErrorCode } from './resume/resume-error.js'
+export { pusharyCallbackRoute } from './resume/callback-route.js'
 
 // Agent approvals (src/agents)
 export { connect } from './agents/connect.js'
@@ -230,7 +230,7 @@ export type { PusharyReviewSubject } from './agents/review-subject.js'
 export type { PusharyAgentReviewStore } from './store/agent-review-store.js'
 export type { PusharyAgentResumeOutcome } from './workflows/agent-review-resume.js'
 export type { PusharyAgentReviewAction } from './workflows/agent-resume-causes.js'
-export type { PusharyReasonCode } from './workflows/review-status.js'
+export type { PusharyReasonCode } from './resume/review-status.js'
 export type {
   PusharyApprovableAgent,
   PusharyResumableAgent,

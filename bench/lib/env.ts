@@ -24,7 +24,7 @@ import {
   createPusharyApprovalWorkflow,
   pusharyApprovalBatchStep,
 } from '../../src/workflows/approval-workflows.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
+import { createPusharyDispatcher } from '../../src/resume/dispatcher.js'
 
 export const EXTERNAL_ID = 'bench-customer'
 

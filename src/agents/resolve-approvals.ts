@@ -16,7 +16,7 @@ import {
   type PusharySuspendedAgentRun,
 } from '../workflows/agent-shapes.js'
 import { withDurableApprovals } from '../workflows/durable-approvals.js'
-import type { PusharyReasonCode } from '../workflows/review-status.js'
+import type { PusharyReasonCode } from '../resume/review-status.js'
 import { nothingFoundReason } from './nothing-found.js'
 import { resumeOnce, waitForAnswer } from './resolution-waits.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'

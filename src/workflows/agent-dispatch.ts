@@ -5,8 +5,8 @@
  */
 import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from './agent-binding.js'
 import { resumeAgentReview } from './agent-review-resume.js'
-import type { PusharyDispatchResult } from './dispatch-types.js'
-import { claimLease, type DispatchContext } from './review-resumer.js'
+import type { PusharyDispatchResult } from '../resume/dispatch-types.js'
+import { claimLease, type DispatchContext } from '../resume/review-resumer.js'
 
 /**
  * Resumes one agent review for the dispatcher (callback, reconcile, resumeDecision).

@@ -18,8 +18,8 @@ import {
 } from './agent-binding.js'
 import { normalizeSuspendedCall, type PusharySuspendedAgentRun } from './agent-shapes.js'
 import { questionSuspensionOf } from './question-suspension.js'
-import type { PusharyReasonCode } from './review-status.js'
-import { loadRunSnapshot } from './run-snapshot.js'
+import type { PusharyReasonCode } from '../resume/review-status.js'
+import { loadRunSnapshot } from '../resume/run-snapshot.js'
 
 /**
  * What the review's `resume-agent` step did, read from its finished run.

@@ -8,7 +8,7 @@ import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import type { PusharyAgentReviewAction, ReviewRunState } from './agent-resume-causes.js'
 import type { PusharySuspendedAgentRun } from './agent-shapes.js'
-import { type PusharyReasonCode, settledResult } from './review-status.js'
+import { type PusharyReasonCode, settledResult } from '../resume/review-status.js'
 
 /**
  * Outcome of resuming one agent review. Retry later on `unknown`, `busy` and

@@ -25,9 +25,9 @@ import { claimRefused, endStale, releaseClaim, resumedByAnother } from './agent-
 import { resumeAgentReviewRun } from './agent-review-workflow.js'
 import type { PusharyResumableAgent } from './agent-shapes.js'
 import { autoResumedBy } from './auto-resume.js'
-import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from './claim-lease.js'
+import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from '../resume/claim-lease.js'
 import { withDurableApprovals } from './durable-approvals.js'
-import { storedStateResult } from './review-status.js'
+import { storedStateResult } from '../resume/review-status.js'
 
 export type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
 

@@ -28,7 +28,7 @@ import {
 import { questionResumeData } from './agent-resume-data.js'
 import { finishReasonOf, type PusharyResumableAgent } from './agent-shapes.js'
 import { resumeGenerateOf } from './durable-approvals.js'
-import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
+import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-snapshot.js'
 
 /** Request-context key of the resume hook (functions are never persisted in the snapshot). */
 const RESUME_HOOK_KEY = 'pushary.agent-resume'

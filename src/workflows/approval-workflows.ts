@@ -23,8 +23,8 @@ import {
   pusharyBatchSuspendSchema,
   readBatchChild,
 } from './batch-parent.js'
-import { DEFAULT_CLAIM_LEASE_MS } from './claim-lease.js'
-import { findWorkflow, loadRunSnapshot } from './run-snapshot.js'
+import { DEFAULT_CLAIM_LEASE_MS } from '../resume/claim-lease.js'
+import { findWorkflow, loadRunSnapshot } from '../resume/run-snapshot.js'
 
 function checkedId(value: unknown, field: string, operation: string): string {
   const parsed = idSchema.max(200).safeParse(value)

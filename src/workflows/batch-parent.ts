@@ -5,11 +5,11 @@ import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 import { pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import type { PusharyBatchParentReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
-import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from './claim-lease.js'
-import { isPusharyResumeError } from './resume-error.js'
-import { resumePusharyApproval } from './resume-guard.js'
-import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
-import { capabilityProblem, type PusharyCapabilityGap } from './worker-capability.js'
+import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from '../resume/claim-lease.js'
+import { isPusharyResumeError } from '../resume/resume-error.js'
+import { resumePusharyApproval } from '../resume/resume-guard.js'
+import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-snapshot.js'
+import { capabilityProblem, type PusharyCapabilityGap } from '../resume/worker-capability.js'
 
 /**
  * What the batch step suspends with: where its children live. O(1) in the

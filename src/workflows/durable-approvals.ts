@@ -17,7 +17,7 @@ import type {
   PusharySuspendedAgentRun,
   PusharySuspendedToolCall,
 } from './agent-shapes.js'
-import { loadRunSnapshot } from './run-snapshot.js'
+import { loadRunSnapshot } from '../resume/run-snapshot.js'
 
 /** The durable loop workflow whose snapshot holds the suspended tool calls. */
 const DURABLE_LOOP_WORKFLOW = 'durable-agentic-loop'

@@ -5,7 +5,7 @@
  */
 import type { ParsedCommand } from '../command-io.js'
 import { isReviewState, REVIEW_STATES, type ReviewState } from '../machines/review-lifecycle.js'
-import { DEFAULT_CLAIM_LEASE_MS } from './claim-lease.js'
+import { DEFAULT_CLAIM_LEASE_MS } from '../resume/claim-lease.js'
 
 export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|check|recover> [options]
 

@@ -16,8 +16,8 @@ import type { PusharyReviewStore } from '../store/review-store.js'
 import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
 import { agentWorkflowBinding } from './agent-binding.js'
-import { type ApprovalLocation, type ApprovalProgress, approvalProgress } from './approval-progress.js'
-import { claimHolderGone } from './claim-lease.js'
+import { type ApprovalLocation, type ApprovalProgress, approvalProgress } from '../resume/approval-progress.js'
+import { claimHolderGone } from '../resume/claim-lease.js'
 import {
   type MastraLocation,
   type ParsedReviewsArgs,
@@ -26,8 +26,8 @@ import {
   type ReviewsCommand,
   type StoreLocation,
 } from './reviews-args.js'
-import type { RunSnapshotView } from './run-snapshot.js'
-import { checkWorkerConfiguration } from './worker-capability.js'
+import type { RunSnapshotView } from '../resume/run-snapshot.js'
+import { checkWorkerConfiguration } from '../resume/worker-capability.js'
 
 /** What `show` reports about the Mastra run a review belongs to. */
 interface RunView {

@@ -34,8 +34,8 @@ import {
   createPusharyApprovalWorkflow,
   pusharyApprovalBatchStep,
 } from '../../src/workflows/approval-workflows.js'
-import type { PusharyDispatchResult } from '../../src/workflows/dispatch-types.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
+import type { PusharyDispatchResult } from '../../src/resume/dispatch-types.js'
+import { createPusharyDispatcher } from '../../src/resume/dispatcher.js'
 import { scriptedModel } from '../agents/support/scripted-model.js'
 import { createRefundAgent } from '../workflows/fixtures/refund-agent.js'
 import { startHostedFake } from './hosted-fake.js'

@@ -14,7 +14,7 @@ import { isPusharyDeclined } from '../../src/steps/gate-step.js'
 import {
   type PusharyDispatchResult,
   RETRYABLE_DISPATCH_STATUSES,
-} from '../../src/workflows/dispatch-types.js'
+} from '../../src/resume/dispatch-types.js'
 import { type HostedApp, startHostedApp } from './hosted-app.js'
 
 let app: HostedApp

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PusharyReview } from '../../src/store/review-schema.js'
-import { whileHoldingClaim } from '../../src/workflows/claim-lease.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
+import { whileHoldingClaim } from '../../src/resume/claim-lease.js'
+import { createPusharyDispatcher } from '../../src/resume/dispatcher.js'
 import {
   countEffects,
   createTestEnv,

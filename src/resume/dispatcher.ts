@@ -3,9 +3,9 @@ import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from 
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import type { PusharyReview } from '../store/review-schema.js'
-import { resumeAgentForDispatch } from './agent-dispatch.js'
-import { resumeBatchParent } from './batch-parent.js'
-import { settleSuspendedBatches } from './batch-reconcile.js'
+import { resumeAgentForDispatch } from '../workflows/agent-dispatch.js'
+import { resumeBatchParent } from '../workflows/batch-parent.js'
+import { settleSuspendedBatches } from '../workflows/batch-reconcile.js'
 import {
   type PusharyDispatcher,
   type PusharyDispatcherOptions,

@@ -12,9 +12,9 @@
  */
 import { z } from 'zod/v4'
 import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/review-schema.js'
-import { recoverAgentForDispatch } from './agent-recovery.js'
+import { recoverAgentForDispatch } from '../workflows/agent-recovery.js'
 import { approvalProgress } from './approval-progress.js'
-import { resumeBatchParent, settleBatchParent } from './batch-parent.js'
+import { resumeBatchParent, settleBatchParent } from '../workflows/batch-parent.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import {
