@@ -228,15 +228,15 @@ export type {
 } from './agents/resolve-approvals.js'
 export type { PusharyReviewSubject } from './agents/review-subject.js'
 export type { PusharyAgentReviewStore } from './store/agent-review-store.js'
-export type { PusharyAgentResumeOutcome } from './workflows/agent-review-resume.js'
-export type { PusharyAgentReviewAction } from './workflows/agent-resume-causes.js'
+export type { PusharyAgentResumeOutcome } from './agents/agent-review-resume.js'
+export type { PusharyAgentReviewAction } from './agents/agent-resume-causes.js'
 export type { PusharyReasonCode } from './resume/review-status.js'
 export type {
   PusharyApprovableAgent,
   PusharyResumableAgent,
   PusharySuspendedAgentRun,
   PusharySuspendedToolCall,
-} from './workflows/agent-shapes.js'
-export type { PusharyAgentReviewBinding } from './workflows/agent-binding.js'
-export { pusharyQuestionSuspendSchema } from './workflows/question-suspension.js'
-export type { PusharyQuestionSuspend } from './workflows/question-suspension.js'
+} from './agents/agent-shapes.js'
+export type { PusharyAgentReviewBinding } from './agents/agent-binding.js'
+export { pusharyQuestionSuspendSchema } from './agents/question-suspension.js'
+export type { PusharyQuestionSuspend } from './agents/question-suspension.js'

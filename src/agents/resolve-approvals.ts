@@ -7,15 +7,15 @@ import {
   checkedAgent,
   checkedReviewStore,
   durableMastraOf,
-} from '../workflows/agent-config.js'
-import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
+} from './agent-config.js'
+import { startAgentReviewRun } from './agent-review-workflow.js'
 import {
   type NormalizedCall,
   normalizeSuspendedCall,
   type PusharyResumableAgent,
   type PusharySuspendedAgentRun,
-} from '../workflows/agent-shapes.js'
-import { withDurableApprovals } from '../workflows/durable-approvals.js'
+} from './agent-shapes.js'
+import { withDurableApprovals } from './durable-approvals.js'
 import type { PusharyReasonCode } from '../resume/review-status.js'
 import { nothingFoundReason } from './nothing-found.js'
 import { resumeOnce, waitForAnswer } from './resolution-waits.js'

@@ -12,9 +12,9 @@ import {
   agentBindingContext,
   inputFingerprint,
   type PusharyAgentReviewBinding,
-} from '../workflows/agent-binding.js'
-import type { NormalizedCall } from '../workflows/agent-shapes.js'
-import { questionSuspensionOf } from '../workflows/question-suspension.js'
+} from './agent-binding.js'
+import type { NormalizedCall } from './agent-shapes.js'
+import { questionSuspensionOf } from './question-suspension.js'
 
 /**
  * Trusted facts shown to the reviewer, supplied by your application (never

@@ -3,7 +3,7 @@ import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from 
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import type { PusharyReview } from '../store/review-schema.js'
-import { resumeAgentForDispatch } from '../workflows/agent-dispatch.js'
+import { resumeAgentForDispatch } from '../agents/agent-dispatch.js'
 import { resumeBatchParent } from '../workflows/batch-parent.js'
 import { settleSuspendedBatches } from '../workflows/batch-reconcile.js'
 import {

@@ -12,7 +12,7 @@
  */
 import { z } from 'zod/v4'
 import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/review-schema.js'
-import { recoverAgentForDispatch } from '../workflows/agent-recovery.js'
+import { recoverAgentForDispatch } from '../agents/agent-recovery.js'
 import { approvalProgress } from './approval-progress.js'
 import { resumeBatchParent, settleBatchParent } from '../workflows/batch-parent.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'

@@ -9,8 +9,8 @@
 import type { Mastra } from '@mastra/core/mastra'
 import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
-import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from '../workflows/agent-binding.js'
-import { agentToolProblem } from '../workflows/agent-resume-data.js'
+import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from '../agents/agent-binding.js'
+import { agentToolProblem } from '../agents/agent-resume-data.js'
 import { loadRunSnapshot } from './run-snapshot.js'
 
 /**

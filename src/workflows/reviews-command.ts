@@ -15,7 +15,7 @@ import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
-import { agentWorkflowBinding } from './agent-binding.js'
+import { agentWorkflowBinding } from '../agents/agent-binding.js'
 import { type ApprovalLocation, type ApprovalProgress, approvalProgress } from '../resume/approval-progress.js'
 import { claimHolderGone } from '../resume/claim-lease.js'
 import {
