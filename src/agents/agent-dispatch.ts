@@ -3,10 +3,11 @@
  * claimed path as every other review (`resumeAgentReview`), their results
  * mapped onto the dispatcher's union.
  */
-import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from './agent-binding.js'
-import { resumeAgentReview } from './agent-review-resume.js'
+
 import type { PusharyDispatchResult } from '../resume/dispatch-types.js'
 import { claimLease, type DispatchContext } from '../resume/review-resumer.js'
+import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from './agent-binding.js'
+import { resumeAgentReview } from './agent-review-resume.js'
 
 /**
  * Resumes one agent review for the dispatcher (callback, reconcile, resumeDecision).

@@ -9,6 +9,8 @@
  */
 import type { Mastra } from '@mastra/core/mastra'
 import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharyReasonCode } from '../resume/review-status.js'
+import { loadRunSnapshot } from '../resume/run-position.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import {
   AGENT_REVIEW_ASK_STEP,
@@ -18,8 +20,6 @@ import {
 } from './agent-binding.js'
 import { normalizeSuspendedCall, type PusharySuspendedAgentRun } from './agent-shapes.js'
 import { questionSuspensionOf } from './question-suspension.js'
-import type { PusharyReasonCode } from '../resume/review-status.js'
-import { loadRunSnapshot } from '../resume/run-snapshot.js'
 
 /**
  * What the review's `resume-agent` step did, read from its finished run.

@@ -12,12 +12,12 @@
  *   ({@link resumeGenerateOf} calls it the right way).
  */
 import type { Mastra } from '@mastra/core/mastra'
+import { loadRunSnapshot } from '../resume/run-position.js'
 import type {
   PusharyResumableAgent,
   PusharySuspendedAgentRun,
   PusharySuspendedToolCall,
 } from './agent-shapes.js'
-import { loadRunSnapshot } from '../resume/run-snapshot.js'
 
 /** The durable loop workflow whose snapshot holds the suspended tool calls. */
 const DURABLE_LOOP_WORKFLOW = 'durable-agentic-loop'

@@ -1,6 +1,7 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharyReasonCode } from '../resume/review-status.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import {
   APPROVABLE_AGENT_METHODS,
@@ -16,7 +17,6 @@ import {
   type PusharySuspendedAgentRun,
 } from './agent-shapes.js'
 import { withDurableApprovals } from './durable-approvals.js'
-import type { PusharyReasonCode } from '../resume/review-status.js'
 import { nothingFoundReason } from './nothing-found.js'
 import { resumeOnce, waitForAnswer } from './resolution-waits.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'

@@ -8,11 +8,7 @@ import { isPusharyValidationError, PusharyValidationError } from '../pushary/err
 import { externalIdSchema, fingerprintPusharyAction, idSchema } from '../pushary/identity.js'
 import { type PusharyQuestion, parsePusharyQuestion } from '../pushary/question.js'
 import { type PusharyApprovalSubject, pusharyApprovalSubjectSchema } from '../steps/approval-schemas.js'
-import {
-  agentBindingContext,
-  inputFingerprint,
-  type PusharyAgentReviewBinding,
-} from './agent-binding.js'
+import { agentBindingContext, inputFingerprint, type PusharyAgentReviewBinding } from './agent-binding.js'
 import type { NormalizedCall } from './agent-shapes.js'
 import { questionSuspensionOf } from './question-suspension.js'
 

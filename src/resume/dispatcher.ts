@@ -1,9 +1,9 @@
+import { resumeAgentForDispatch } from '../agents/agent-dispatch.js'
 import { checkedCallbackMaxBytes, readCallbackBody } from '../pushary/callback-request.js'
 import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from '../pushary/callbacks.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import type { PusharyReview } from '../store/review-schema.js'
-import { resumeAgentForDispatch } from '../agents/agent-dispatch.js'
 import { resumeBatchParent } from '../workflows/batch-parent.js'
 import { settleSuspendedBatches } from '../workflows/batch-reconcile.js'
 import {

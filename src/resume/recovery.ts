@@ -11,12 +11,12 @@
  *   applied once.
  */
 import { z } from 'zod/v4'
-import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/review-schema.js'
 import { recoverAgentForDispatch } from '../agents/agent-recovery.js'
-import { approvalProgress } from './approval-progress.js'
+import type { PusharyBatchParentReview, PusharyWorkflowReview } from '../store/review-schema.js'
 import { resumeBatchParent, settleBatchParent } from '../workflows/batch-parent.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
+import { restartRunForRecovery } from './resume-guard.js'
 import {
   claimLease,
   configurationProblem,
@@ -31,7 +31,7 @@ import {
   verifiedAnswer,
 } from './review-resumer.js'
 import { settledResult } from './review-status.js'
-import { loadRunSnapshot, type RunSnapshotView, restartRunForRecovery } from './run-snapshot.js'
+import { approvalProgress, loadRunSnapshot, type RunSnapshotView } from './run-position.js'
 
 const workflowContextSchema = z.object({
   pushary: z.literal('workflow-step'),

@@ -1,7 +1,13 @@
+/**
+ * Acts on where an approval stands: resumes exactly one suspended target, or
+ * restarts a run for recovery. Which target, and whether it is live, is read
+ * from the run snapshot by `run-position.ts`.
+ */
 import type { Mastra } from '@mastra/core/mastra'
+import { RequestContext } from '@mastra/core/request-context'
+import { PUSHARY_RECOVERY_CONTEXT_KEY } from '../steps/approval-step.js'
 import { PusharyResumeError } from './resume-error.js'
 import {
-  findWorkflow,
   foreachIterations,
   isTargetSuspended,
   labelTarget,
@@ -9,7 +15,7 @@ import {
   type ResumeTarget,
   type RunSnapshotView,
   suspendedStepIds,
-} from './run-snapshot.js'
+} from './run-position.js'
 
 /**
  * What to resume. Name the target by `label` (the approval step's label is
@@ -204,4 +210,76 @@ export async function resumePusharyApproval(request: PusharyResumeRequest): Prom
       await sleep(Math.min(50 * 2 ** attempt, 500))
     }
   }
+}
+
+/** Minimal structural view of a Mastra run, so callers need no generics. */
+export interface ResumableRun {
+  resume(params: {
+    step: string
+    forEachIndex?: number
+    resumeData: unknown
+  }): Promise<{ status: string; result?: unknown; error?: unknown }>
+  restart(params?: {
+    requestContext?: unknown
+  }): Promise<{ status: string; result?: unknown; error?: unknown }>
+  start(params: {
+    inputData: unknown
+    requestContext?: unknown
+  }): Promise<{ status: string; result?: unknown }>
+}
+
+/** Minimal structural view of a Mastra workflow. */
+export interface ResumableWorkflow {
+  id: string
+  createRun(options?: { runId?: string }): Promise<ResumableRun>
+}
+
+/**
+ * Finds a registered workflow by its id (falling back to its registration key).
+ *
+ * @example
+ * const workflow = findWorkflow(mastra, 'refund-approval')
+ */
+export function findWorkflow(mastra: Mastra, workflowId: string, runId = ''): ResumableWorkflow {
+  const lookups = [
+    () => mastra.getWorkflowById(workflowId as never),
+    () => mastra.getWorkflow(workflowId as never),
+  ]
+  for (const lookup of lookups) {
+    try {
+      const workflow = lookup() as unknown as ResumableWorkflow | undefined
+      if (workflow) return workflow
+    } catch {
+      // try the next lookup
+    }
+  }
+  throw new PusharyResumeError({
+    code: 'unknown_workflow',
+    workflowId,
+    runId,
+    field: 'workflowId',
+    message: 'no workflow with this id is registered on the Mastra instance',
+  })
+}
+
+/**
+ * Restarts a run whose approval step never suspended or never returned (a
+ * crash in its first pass or its resume pass), marked as a recovery restart
+ * so approval steps can tell it from a fresh start; returns the new snapshot.
+ * Only `dispatcher.recover` calls it, after proving nothing past the
+ * approval ran.
+ *
+ * @example
+ * const snapshot = await restartRunForRecovery(mastra, 'refund-approval', runId)
+ */
+export async function restartRunForRecovery(
+  mastra: Mastra,
+  workflowId: string,
+  runId: string,
+): Promise<RunSnapshotView | null> {
+  const run = await findWorkflow(mastra, workflowId, runId).createRun({ runId })
+  const requestContext = new RequestContext()
+  requestContext.set(PUSHARY_RECOVERY_CONTEXT_KEY, runId)
+  await run.restart({ requestContext })
+  return loadRunSnapshot(mastra, workflowId, runId)
 }

@@ -7,11 +7,11 @@
  * `pending` until a correctly configured worker takes it.
  */
 import type { Mastra } from '@mastra/core/mastra'
-import type { PusharyReview } from '../store/review-schema.js'
-import type { PusharyReviewStore } from '../store/review-store.js'
 import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from '../agents/agent-binding.js'
 import { agentToolProblem } from '../agents/agent-resume-data.js'
-import { loadRunSnapshot } from './run-snapshot.js'
+import type { PusharyReview } from '../store/review-schema.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
+import { loadRunSnapshot } from './run-position.js'
 
 /**
  * What a worker lacks for one review: `workflow` (the review's workflow),

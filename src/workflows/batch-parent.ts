@@ -2,14 +2,14 @@ import type { Mastra } from '@mastra/core/mastra'
 import { z } from 'zod/v4'
 import { canonicalJson, deterministicKey } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
-import { pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
-import type { PusharyBatchParentReview } from '../store/review-schema.js'
-import type { PusharyReviewStore } from '../store/review-store.js'
 import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from '../resume/claim-lease.js'
 import { isPusharyResumeError } from '../resume/resume-error.js'
 import { resumePusharyApproval } from '../resume/resume-guard.js'
-import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-snapshot.js'
+import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-position.js'
 import { capabilityProblem, type PusharyCapabilityGap } from '../resume/worker-capability.js'
+import { pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
+import type { PusharyBatchParentReview } from '../store/review-schema.js'
+import type { PusharyReviewStore } from '../store/review-store.js'
 
 /**
  * What the batch step suspends with: where its children live. O(1) in the

@@ -9,15 +9,17 @@ import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createClient } from '@libsql/client'
 import type { Mastra } from '@mastra/core/mastra'
+import { agentWorkflowBinding } from '../agents/agent-binding.js'
 import { type CommandIo, runParsedCommand, terminalSafe } from '../command-io.js'
+import { claimHolderGone } from '../resume/claim-lease.js'
+import type { RunSnapshotView } from '../resume/run-position.js'
+import { type ApprovalLocation, type ApprovalProgress, approvalProgress } from '../resume/run-position.js'
+import { checkWorkerConfiguration } from '../resume/worker-capability.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
 import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
-import { agentWorkflowBinding } from '../agents/agent-binding.js'
-import { type ApprovalLocation, type ApprovalProgress, approvalProgress } from '../resume/approval-progress.js'
-import { claimHolderGone } from '../resume/claim-lease.js'
 import {
   type MastraLocation,
   type ParsedReviewsArgs,
@@ -26,8 +28,6 @@ import {
   type ReviewsCommand,
   type StoreLocation,
 } from './reviews-args.js'
-import type { RunSnapshotView } from '../resume/run-snapshot.js'
-import { checkWorkerConfiguration } from '../resume/worker-capability.js'
 
 /** What `show` reports about the Mastra run a review belongs to. */
 interface RunView {

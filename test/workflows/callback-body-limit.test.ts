@@ -18,10 +18,10 @@ import {
 } from '../../src/pushary/callbacks.js'
 import { createPusharyClient } from '../../src/pushary/client.js'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
-import type { PusharyReviewStore } from '../../src/store/review-store.js'
-import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { pusharyCallbackRoute } from '../../src/resume/callback-route.js'
 import { createPusharyDispatcher } from '../../src/resume/dispatcher.js'
+import type { PusharyReviewStore } from '../../src/store/review-store.js'
+import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { thrown } from '../helpers/errors.js'
 
 const secret = 'whsec_limit_test'

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SIGNATURE_HEADER, signWebhookBody } from '../../src/pushary/callbacks.js'
 import { createPusharyClient } from '../../src/pushary/client.js'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
-import type { PusharyReviewStore } from '../../src/store/review-store.js'
-import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { pusharyCallbackRoute } from '../../src/resume/callback-route.js'
 import { createPusharyDispatcher } from '../../src/resume/dispatcher.js'
+import type { PusharyReviewStore } from '../../src/store/review-store.js'
+import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 
 const secret = 'whsec_route_test'
 let store: PusharyReviewStore

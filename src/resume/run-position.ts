@@ -1,6 +1,12 @@
+/**
+ * Where one approval stands in its run, read from Mastra's persisted
+ * snapshot (never an in-memory run): which step or foreach iteration is
+ * suspended, which label is live, and whether the approval is suspended,
+ * completed, in progress, not reached or ended. The dispatcher, recovery and
+ * the resume guard decide from this alone whether anything past the approval
+ * may have run.
+ */
 import type { Mastra } from '@mastra/core/mastra'
-import { RequestContext } from '@mastra/core/request-context'
-import { PUSHARY_RECOVERY_CONTEXT_KEY } from '../steps/approval-step.js'
 import { PusharyResumeError } from './resume-error.js'
 
 /** The parts of Mastra's persisted run state the resume guard reads. */
@@ -16,56 +22,6 @@ export interface RunSnapshotView {
 export interface ResumeTarget {
   stepId: string
   forEachIndex: number | null
-}
-
-/** Minimal structural view of a Mastra run, so callers need no generics. */
-export interface ResumableRun {
-  resume(params: {
-    step: string
-    forEachIndex?: number
-    resumeData: unknown
-  }): Promise<{ status: string; result?: unknown; error?: unknown }>
-  restart(params?: {
-    requestContext?: unknown
-  }): Promise<{ status: string; result?: unknown; error?: unknown }>
-  start(params: {
-    inputData: unknown
-    requestContext?: unknown
-  }): Promise<{ status: string; result?: unknown }>
-}
-
-/** Minimal structural view of a Mastra workflow. */
-export interface ResumableWorkflow {
-  id: string
-  createRun(options?: { runId?: string }): Promise<ResumableRun>
-}
-
-/**
- * Finds a registered workflow by its id (falling back to its registration key).
- *
- * @example
- * const workflow = findWorkflow(mastra, 'refund-approval')
- */
-export function findWorkflow(mastra: Mastra, workflowId: string, runId = ''): ResumableWorkflow {
-  const lookups = [
-    () => mastra.getWorkflowById(workflowId as never),
-    () => mastra.getWorkflow(workflowId as never),
-  ]
-  for (const lookup of lookups) {
-    try {
-      const workflow = lookup() as unknown as ResumableWorkflow | undefined
-      if (workflow) return workflow
-    } catch {
-      // try the next lookup
-    }
-  }
-  throw new PusharyResumeError({
-    code: 'unknown_workflow',
-    workflowId,
-    runId,
-    field: 'workflowId',
-    message: 'no workflow with this id is registered on the Mastra instance',
-  })
 }
 
 /**
@@ -176,23 +132,56 @@ export function labelTarget(snapshot: RunSnapshotView, label: string): ResumeTar
 }
 
 /**
- * Restarts a run whose approval step never suspended or never returned (a
- * crash in its first pass or its resume pass), marked as a recovery restart
- * so approval steps can tell it from a fresh start; returns the new snapshot.
- * Only `dispatcher.recover` calls it, after proving nothing past the
- * approval ran.
+ * - `suspended`: the approval waits on exactly its label; nothing past it ran.
+ * - `completed`: the approval step (or its foreach item) returned; later steps may have run.
+ * - `in_progress`: the run is active and the approval step has not returned
+ *   (its first pass or its resume pass was running, or crashed).
+ * - `not_reached`: the run has not started the approval step.
+ * - `ended`: the run finished (`success`, `failed`, ...) without this approval completing.
+ */
+export type ApprovalProgress = 'suspended' | 'completed' | 'in_progress' | 'not_reached' | 'ended'
+
+/** The binding fields that locate one approval inside a run. */
+export interface ApprovalLocation {
+  stepId: string
+  resumeLabel: string
+  /** Matches the foreach item whose input carries this operation. */
+  operationId: string
+}
+
+const ACTIVE_RUN = ['running', 'pending', 'waiting', 'suspended']
+
+/** The foreach index of this approval: by its live label, else by the item's operation ID. */
+function itemIndex(snapshot: RunSnapshotView, location: ApprovalLocation): number | null {
+  const byLabel = labelTarget(snapshot, location.resumeLabel)
+  if (byLabel?.forEachIndex !== undefined && byLabel?.forEachIndex !== null) return byLabel.forEachIndex
+  const payload = record(snapshot.context[location.stepId])?.payload
+  if (!Array.isArray(payload)) return null
+  const index = payload.findIndex((item) => record(item)?.operationId === location.operationId)
+  return index < 0 ? null : index
+}
+
+/**
+ * Reads the approval's progress from the run snapshot.
  *
  * @example
- * const snapshot = await restartRunForRecovery(mastra, 'refund-approval', runId)
+ * if (approvalProgress(snapshot, review) === 'completed') markUncertain()
  */
-export async function restartRunForRecovery(
-  mastra: Mastra,
-  workflowId: string,
-  runId: string,
-): Promise<RunSnapshotView | null> {
-  const run = await findWorkflow(mastra, workflowId, runId).createRun({ runId })
-  const requestContext = new RequestContext()
-  requestContext.set(PUSHARY_RECOVERY_CONTEXT_KEY, runId)
-  await run.restart({ requestContext })
-  return loadRunSnapshot(mastra, workflowId, runId)
+export function approvalProgress(snapshot: RunSnapshotView, location: ApprovalLocation): ApprovalProgress {
+  const target = labelTarget(snapshot, location.resumeLabel)
+  if (target && isTargetSuspended(snapshot, target)) return 'suspended'
+  const step = record(snapshot.context[location.stepId])
+  const stepStatus = step?.status
+  if (stepStatus === 'success') return 'completed'
+  const iterations = foreachIterations(snapshot, location.stepId)
+  if (iterations !== null) {
+    const index = itemIndex(snapshot, location)
+    const status = index === null ? undefined : iterations[index]
+    if (status === 'success') return 'completed'
+    if (status === undefined && !ACTIVE_RUN.includes(snapshot.status)) return 'ended'
+    if (status === undefined) return 'not_reached'
+  }
+  if (!ACTIVE_RUN.includes(snapshot.status)) return 'ended'
+  if (stepStatus === undefined) return 'not_reached'
+  return 'in_progress'
 }
