@@ -187,7 +187,7 @@ export {
 export type { PusharyBatchStepOptions } from './workflows/approval-workflows.js'
 export { pusharyBatchResumeSchema, pusharyBatchSuspendSchema } from './workflows/batch-parent.js'
 export type { PusharyBatchSuspend } from './workflows/batch-parent.js'
-export { createPusharyDispatcher } from './resume/dispatcher.js'
+export { createPusharyDispatcher } from './agents/dispatcher.js'
 export { RETRYABLE_DISPATCH_STATUSES } from './resume/dispatch-types.js'
 export type {
   PusharyCapabilityGap,
@@ -231,12 +231,8 @@ export type { PusharyAgentReviewStore } from './store/agent-review-store.js'
 export type { PusharyAgentResumeOutcome } from './agents/agent-review-resume.js'
 export type { PusharyAgentReviewAction } from './agents/agent-resume-causes.js'
 export type { PusharyReasonCode } from './resume/review-status.js'
-export type {
-  PusharyApprovableAgent,
-  PusharyResumableAgent,
-  PusharySuspendedAgentRun,
-  PusharySuspendedToolCall,
-} from './agents/agent-shapes.js'
+export type { PusharyApprovableAgent, PusharyResumableAgent } from './agents/agent-shapes.js'
+export type { PusharySuspendedAgentRun, PusharySuspendedToolCall } from './resume/dispatch-types.js'
 export type { PusharyAgentReviewBinding } from './agents/agent-binding.js'
 export { pusharyQuestionSuspendSchema } from './agents/question-suspension.js'
 export type { PusharyQuestionSuspend } from './agents/question-suspension.js'

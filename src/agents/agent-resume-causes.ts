@@ -9,6 +9,7 @@
  */
 import type { Mastra } from '@mastra/core/mastra'
 import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
 import type { PusharyReasonCode } from '../resume/review-status.js'
 import { loadRunSnapshot } from '../resume/run-position.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
@@ -18,7 +19,7 @@ import {
   agentWorkflowBinding,
   inputFingerprint,
 } from './agent-binding.js'
-import { normalizeSuspendedCall, type PusharySuspendedAgentRun } from './agent-shapes.js'
+import { normalizeSuspendedCall } from './agent-shapes.js'
 import { questionSuspensionOf } from './question-suspension.js'
 
 /**

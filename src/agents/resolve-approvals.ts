@@ -1,6 +1,7 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
 import type { PusharyReasonCode } from '../resume/review-status.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import {
@@ -10,12 +11,7 @@ import {
   durableMastraOf,
 } from './agent-config.js'
 import { startAgentReviewRun } from './agent-review-workflow.js'
-import {
-  type NormalizedCall,
-  normalizeSuspendedCall,
-  type PusharyResumableAgent,
-  type PusharySuspendedAgentRun,
-} from './agent-shapes.js'
+import { type NormalizedCall, normalizeSuspendedCall, type PusharyResumableAgent } from './agent-shapes.js'
 import { withDurableApprovals } from './durable-approvals.js'
 import { nothingFoundReason } from './nothing-found.js'
 import { resumeOnce, waitForAnswer } from './resolution-waits.js'

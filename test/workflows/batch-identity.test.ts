@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPusharyDispatcher } from '../../src/resume/dispatcher.js'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import type { PusharyReview, PusharyWorkflowReview } from '../../src/store/review-schema.js'
 import { batchParentReviewId } from '../../src/workflows/batch-parent.js'
 import { createTestEnv, listEffects, runFixture, type TestEnv } from '../helpers/mastra.js'

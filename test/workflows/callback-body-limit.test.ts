@@ -9,6 +9,7 @@ import { Mastra } from '@mastra/core/mastra'
 import { LibSQLStore } from '@mastra/libsql'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { readPusharyCallback } from '../../src/pushary/callback-request.js'
 import {
   resolvePusharyCallback,
@@ -19,7 +20,6 @@ import {
 import { createPusharyClient } from '../../src/pushary/client.js'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
 import { pusharyCallbackRoute } from '../../src/resume/callback-route.js'
-import { createPusharyDispatcher } from '../../src/resume/dispatcher.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { thrown } from '../helpers/errors.js'

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { whileHoldingClaim } from '../../src/resume/claim-lease.js'
-import { createPusharyDispatcher } from '../../src/resume/dispatcher.js'
 import type { PusharyReview } from '../../src/store/review-schema.js'
 import {
   countEffects,
