@@ -203,7 +203,8 @@ export type {
   PusharyResumedEvent,
 } from './resume/dispatch-types.js'
 export { resumePusharyApproval } from './resume/resume-guard.js'
-export type { PusharyResumeOutcome, PusharyResumeRequest } from './resume/resume-guard.js'
+export type { PusharyResumeOutcome } from './resume/resume-guard.js'
+export type { PusharyResumeRequest } from './resume/run-position.js'
 export { isPusharyResumeError, PusharyResumeError } from './resume/resume-error.js'
 export type { PusharyResumeErrorCode } from './resume/resume-error.js'
 export { pusharyCallbackRoute } from './resume/callback-route.js'

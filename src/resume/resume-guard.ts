@@ -8,36 +8,14 @@ import { RequestContext } from '@mastra/core/request-context'
 import { PUSHARY_RECOVERY_CONTEXT_KEY } from '../steps/approval-step.js'
 import { PusharyResumeError } from './resume-error.js'
 import {
-  foreachIterations,
-  isTargetSuspended,
-  labelTarget,
+  isStillSuspended,
   loadRunSnapshot,
+  type PusharyResumeRequest,
   type ResumeTarget,
   type RunSnapshotView,
-  suspendedStepIds,
+  readLiveTarget,
+  refuse,
 } from './run-position.js'
-
-/**
- * What to resume. Name the target by `label` (the approval step's label is
- * its `decisionId`) or by `step` (plus `forEachIndex` inside a foreach).
- *
- * @example
- * const request: PusharyResumeRequest = { mastra, workflowId: 'refunds', runId, label: decisionId, resumeData }
- */
-export interface PusharyResumeRequest {
-  mastra: Mastra
-  workflowId: string
-  runId: string
-  label?: string
-  step?: string
-  forEachIndex?: number
-  resumeData: unknown
-  /**
-   * How long to wait while the run is `running` (another resume of the same run
-   * holds it, or the first pass has not persisted yet); default 30 s.
-   */
-  conflictTimeoutMs?: number
-}
 
 /**
  * The resume went through. `stillSuspended` is true when the very same target
@@ -50,95 +28,6 @@ export interface PusharyResumeOutcome {
   target: ResumeTarget
   result: { status: string; result?: unknown; error?: unknown }
   stillSuspended: boolean
-}
-
-function refuse(
-  request: PusharyResumeRequest,
-  code: PusharyResumeError['code'],
-  field: string,
-  message: string,
-  cause?: unknown,
-): never {
-  throw new PusharyResumeError({
-    code,
-    workflowId: request.workflowId,
-    runId: request.runId,
-    field,
-    message,
-    cause,
-  })
-}
-
-/**
- * Picks exactly one live target, or refuses. Never lets Mastra choose: it
- * would resume every suspended iteration when no index is given.
- *
- * @example
- * const target = resolveResumeTarget(request, snapshot) // { stepId: 'approve', forEachIndex: 2 }
- */
-export function resolveResumeTarget(request: PusharyResumeRequest, snapshot: RunSnapshotView): ResumeTarget {
-  if (snapshot.status !== 'suspended') {
-    return refuse(request, 'run_not_suspended', 'runId', `the run is ${snapshot.status}, not suspended`)
-  }
-  let target: ResumeTarget
-  if (request.label !== undefined) {
-    const found = labelTarget(snapshot, request.label)
-    if (!found)
-      return refuse(request, 'unknown_label', 'label', `no live suspension carries label "${request.label}"`)
-    if (request.step !== undefined && request.step !== found.stepId) {
-      return refuse(
-        request,
-        'label_mismatch',
-        'step',
-        `label "${request.label}" belongs to step "${found.stepId}"`,
-      )
-    }
-    if (request.forEachIndex !== undefined && request.forEachIndex !== found.forEachIndex) {
-      return refuse(
-        request,
-        'label_mismatch',
-        'forEachIndex',
-        `label "${request.label}" belongs to another iteration`,
-      )
-    }
-    target = found
-  } else {
-    const live = suspendedStepIds(snapshot)
-    let stepId = request.step
-    if (stepId === undefined) {
-      if (live.length !== 1) {
-        return refuse(request, 'ambiguous_step', 'step', `${live.length} steps are suspended; name one`)
-      }
-      stepId = live[0] as string
-    }
-    const iterations = foreachIterations(snapshot, stepId.split('.')[0] ?? stepId)
-    let forEachIndex: number | null = request.forEachIndex ?? null
-    if (iterations !== null && forEachIndex === null) {
-      const suspended = iterations.flatMap((status, index) => (status === 'suspended' ? [index] : []))
-      if (suspended.length !== 1) {
-        return refuse(
-          request,
-          'ambiguous_iteration',
-          'forEachIndex',
-          `${suspended.length} iterations of "${stepId}" are suspended; name exactly one`,
-        )
-      }
-      forEachIndex = suspended[0] as number
-    }
-    target = { stepId, forEachIndex }
-  }
-  if (!isTargetSuspended(snapshot, target)) {
-    if (target.forEachIndex !== null) {
-      return refuse(
-        request,
-        'iteration_not_suspended',
-        'forEachIndex',
-        `iteration ${target.forEachIndex} of "${target.stepId}" is not suspended (finished, not started or out of range)`,
-      )
-    }
-    return refuse(request, 'step_not_suspended', 'step', `step "${target.stepId}" is not suspended`)
-  }
-  return target
 }
 
 function isClaimConflict(error: unknown): boolean {
@@ -173,13 +62,11 @@ export async function resumePusharyApproval(request: PusharyResumeRequest): Prom
   const workflow = findWorkflow(request.mastra, request.workflowId, request.runId)
   const deadline = Date.now() + (request.conflictTimeoutMs ?? 30_000)
   for (let attempt = 0; ; attempt++) {
-    const snapshot = await loadRunSnapshot(request.mastra, request.workflowId, request.runId)
-    if (!snapshot) return refuse(request, 'unknown_run', 'runId', 'no snapshot exists for this run')
-    if (snapshot.status === 'running' && Date.now() < deadline) {
+    const target = await readLiveTarget(request, Date.now() < deadline)
+    if (target === 'running') {
       await sleep(Math.min(50 * 2 ** attempt, 500))
       continue
     }
-    const target = resolveResumeTarget(request, snapshot)
     const run = await workflow.createRun({ runId: request.runId })
     try {
       const result = await run.resume({
@@ -191,8 +78,7 @@ export async function resumePusharyApproval(request: PusharyResumeRequest): Prom
       // run Mastra reports finished cannot become suspended again, so its
       // snapshot need not be read back.
       if (FINISHED_RUN.has(result.status)) return { target, result, stillSuspended: false }
-      const after = await loadRunSnapshot(request.mastra, request.workflowId, request.runId)
-      return { target, result, stillSuspended: after !== null && isTargetSuspended(after, target) }
+      return { target, result, stillSuspended: await isStillSuspended(request, target) }
     } catch (error) {
       if (isSchemaRefusal(error)) {
         return refuse(request, 'invalid_resume_data', 'resumeData', 'Mastra refused the resume data', error)

@@ -132,6 +132,150 @@ export function labelTarget(snapshot: RunSnapshotView, label: string): ResumeTar
 }
 
 /**
+ * What to resume. Name the target by `label` (the approval step's label is
+ * its `decisionId`) or by `step` (plus `forEachIndex` inside a foreach).
+ *
+ * @example
+ * const request: PusharyResumeRequest = { mastra, workflowId: 'refunds', runId, label: decisionId, resumeData }
+ */
+export interface PusharyResumeRequest {
+  mastra: Mastra
+  workflowId: string
+  runId: string
+  label?: string
+  step?: string
+  forEachIndex?: number
+  resumeData: unknown
+  /**
+   * How long to wait while the run is `running` (another resume of the same run
+   * holds it, or the first pass has not persisted yet); default 30 s.
+   */
+  conflictTimeoutMs?: number
+}
+
+/** Throws the guard's refusal for `request`: nothing was resumed. */
+export function refuse(
+  request: PusharyResumeRequest,
+  code: PusharyResumeError['code'],
+  field: string,
+  message: string,
+  cause?: unknown,
+): never {
+  throw new PusharyResumeError({
+    code,
+    workflowId: request.workflowId,
+    runId: request.runId,
+    field,
+    message,
+    cause,
+  })
+}
+
+/**
+ * Picks exactly one live target, or refuses. Never lets Mastra choose: it
+ * would resume every suspended iteration when no index is given.
+ *
+ * @example
+ * const target = resolveResumeTarget(request, snapshot) // { stepId: 'approve', forEachIndex: 2 }
+ */
+export function resolveResumeTarget(request: PusharyResumeRequest, snapshot: RunSnapshotView): ResumeTarget {
+  if (snapshot.status !== 'suspended') {
+    return refuse(request, 'run_not_suspended', 'runId', `the run is ${snapshot.status}, not suspended`)
+  }
+  let target: ResumeTarget
+  if (request.label !== undefined) {
+    const found = labelTarget(snapshot, request.label)
+    if (!found)
+      return refuse(request, 'unknown_label', 'label', `no live suspension carries label "${request.label}"`)
+    if (request.step !== undefined && request.step !== found.stepId) {
+      return refuse(
+        request,
+        'label_mismatch',
+        'step',
+        `label "${request.label}" belongs to step "${found.stepId}"`,
+      )
+    }
+    if (request.forEachIndex !== undefined && request.forEachIndex !== found.forEachIndex) {
+      return refuse(
+        request,
+        'label_mismatch',
+        'forEachIndex',
+        `label "${request.label}" belongs to another iteration`,
+      )
+    }
+    target = found
+  } else {
+    const live = suspendedStepIds(snapshot)
+    let stepId = request.step
+    if (stepId === undefined) {
+      if (live.length !== 1) {
+        return refuse(request, 'ambiguous_step', 'step', `${live.length} steps are suspended; name one`)
+      }
+      stepId = live[0] as string
+    }
+    const iterations = foreachIterations(snapshot, stepId.split('.')[0] ?? stepId)
+    let forEachIndex: number | null = request.forEachIndex ?? null
+    if (iterations !== null && forEachIndex === null) {
+      const suspended = iterations.flatMap((status, index) => (status === 'suspended' ? [index] : []))
+      if (suspended.length !== 1) {
+        return refuse(
+          request,
+          'ambiguous_iteration',
+          'forEachIndex',
+          `${suspended.length} iterations of "${stepId}" are suspended; name exactly one`,
+        )
+      }
+      forEachIndex = suspended[0] as number
+    }
+    target = { stepId, forEachIndex }
+  }
+  if (!isTargetSuspended(snapshot, target)) {
+    if (target.forEachIndex !== null) {
+      return refuse(
+        request,
+        'iteration_not_suspended',
+        'forEachIndex',
+        `iteration ${target.forEachIndex} of "${target.stepId}" is not suspended (finished, not started or out of range)`,
+      )
+    }
+    return refuse(request, 'step_not_suspended', 'step', `step "${target.stepId}" is not suspended`)
+  }
+  return target
+}
+
+/**
+ * Reads the run once and names the one live target of `request`, or
+ * `'running'` while the run is held and `mayWait` allows waiting; refuses
+ * anything else.
+ *
+ * @example
+ * const target = await readLiveTarget(request, Date.now() < deadline)
+ */
+export async function readLiveTarget(
+  request: PusharyResumeRequest,
+  mayWait: boolean,
+): Promise<ResumeTarget | 'running'> {
+  const snapshot = await loadRunSnapshot(request.mastra, request.workflowId, request.runId)
+  if (!snapshot) return refuse(request, 'unknown_run', 'runId', 'no snapshot exists for this run')
+  if (snapshot.status === 'running' && mayWait) return 'running'
+  return resolveResumeTarget(request, snapshot)
+}
+
+/**
+ * After a resume: whether the very same target is suspended again.
+ *
+ * @example
+ * const again = await isStillSuspended(request, target)
+ */
+export async function isStillSuspended(
+  where: { mastra: Mastra; workflowId: string; runId: string },
+  target: ResumeTarget,
+): Promise<boolean> {
+  const after = await loadRunSnapshot(where.mastra, where.workflowId, where.runId)
+  return after !== null && isTargetSuspended(after, target)
+}
+
+/**
  * - `suspended`: the approval waits on exactly its label; nothing past it ran.
  * - `completed`: the approval step (or its foreach item) returned; later steps may have run.
  * - `in_progress`: the run is active and the approval step has not returned

@@ -12,8 +12,8 @@ import { LibSQLStore } from '@mastra/libsql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod/v4'
 import { isPusharyResumeError } from '../../src/resume/resume-error.js'
-import { type PusharyResumeRequest, resumePusharyApproval } from '../../src/resume/resume-guard.js'
-import { loadRunSnapshot } from '../../src/resume/run-position.js'
+import { resumePusharyApproval } from '../../src/resume/resume-guard.js'
+import { loadRunSnapshot, type PusharyResumeRequest } from '../../src/resume/run-position.js'
 
 const answerSchema = z.object({ answer: z.string() })
 const resultSchema = z.object({ name: z.string(), answer: z.string() })
