@@ -154,25 +154,26 @@ export type {
 export { createPusharyApprovalWorkflow, pusharyApprovalBatchStep } from './workflows/approval-workflows.js'
 export type { PusharyBatchStepOptions } from './workflows/approval-workflows.js'
 export type { PusharyBatchSuspend } from './workflows/batch-parent.js'
-export { createPusharyDispatcher } from './workflows/dispatcher.js'
-export { RETRYABLE_DISPATCH_STATUSES } from './workflows/dispatch-types.js'
+export { createPusharyDispatcher } from './agents/dispatcher.js'
+export { RETRYABLE_DISPATCH_STATUSES } from './resume/dispatch-types.js'
 export type {
   PusharyCapabilityGap,
   PusharyCapabilityProblem,
   PusharyConfigurationIssue,
   PusharyConfigurationReport,
-} from './workflows/worker-capability.js'
+} from './resume/worker-capability.js'
 export type {
   PusharyDispatcher,
   PusharyDispatcherOptions,
   PusharyDispatchResult,
   PusharyReconcileReport,
   PusharyResumedEvent,
-} from './workflows/dispatch-types.js'
-export type { PusharyResumeOutcome, PusharyResumeRequest } from './workflows/resume-guard.js'
-export { PusharyResumeError } from './workflows/resume-error.js'
-export type { PusharyResumeErrorCode } from './workflows/resume-error.js'
-export { pusharyCallbackRoute } from './workflows/callback-route.js'
+} from './resume/dispatch-types.js'
+export type { PusharyResumeOutcome } from './resume/resume-guard.js'
+export type { PusharyResumeRequest } from './resume/run-position.js'
+export { PusharyResumeError } from './resume/resume-error.js'
+export type { PusharyResumeErrorCode } from './resume/resume-error.js'
+export { pusharyCallbackRoute } from './resume/callback-route.js'
 
 // Agent approvals (src/agents)
 export { connect } from './agents/connect.js'
@@ -194,14 +195,10 @@ export type {
 } from './agents/resolve-approvals.js'
 export type { PusharyReviewSubject } from './agents/review-subject.js'
 export type { PusharyAgentReviewStore } from './store/agent-review-store.js'
-export type { PusharyAgentResumeOutcome } from './workflows/agent-review-resume.js'
-export type { PusharyAgentReviewAction } from './workflows/agent-resume-causes.js'
-export type { PusharyReasonCode } from './workflows/review-status.js'
-export type {
-  PusharyApprovableAgent,
-  PusharyResumableAgent,
-  PusharySuspendedAgentRun,
-  PusharySuspendedToolCall,
-} from './workflows/agent-shapes.js'
-export type { PusharyAgentReviewBinding } from './workflows/agent-binding.js'
-export type { PusharyQuestionSuspend } from './workflows/question-suspension.js'
+export type { PusharyAgentResumeOutcome } from './agents/agent-review-resume.js'
+export type { PusharyAgentReviewAction } from './agents/agent-resume-causes.js'
+export type { PusharyReasonCode } from './resume/review-status.js'
+export type { PusharyApprovableAgent, PusharyResumableAgent } from './agents/agent-shapes.js'
+export type { PusharySuspendedAgentRun, PusharySuspendedToolCall } from './resume/dispatch-types.js'
+export type { PusharyAgentReviewBinding } from './agents/agent-binding.js'
+export type { PusharyQuestionSuspend } from './agents/question-suspension.js'

@@ -12,6 +12,7 @@ import { Mastra } from '@mastra/core/mastra'
 import { createStep, createWorkflow } from '@mastra/core/workflows'
 import { LibSQLStore } from '@mastra/libsql'
 import { z } from 'zod/v4'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { createPusharyClient } from '../../src/pushary/client.js'
 import { pusharyAnswerSchema } from '../../src/pushary/question.js'
 import { createPusharyDevServer } from '../../src/server/dev-server.js'
@@ -24,7 +25,6 @@ import {
   createPusharyApprovalWorkflow,
   pusharyApprovalBatchStep,
 } from '../../src/workflows/approval-workflows.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 
 export const EXTERNAL_ID = 'bench-customer'
 

@@ -9,8 +9,8 @@ import {
   pusharyAnswerSchema,
   pusharyQuestionSchema,
 } from '../pushary/question.js'
-import { AGENT_REVIEW_WORKFLOW_ID } from '../workflows/agent-binding.js'
-import { pusharyQuestionSuspendSchema, questionSuspensionOf } from '../workflows/question-suspension.js'
+import { AGENT_REVIEW_WORKFLOW_ID } from './agent-binding.js'
+import { pusharyQuestionSuspendSchema, questionSuspensionOf } from './question-suspension.js'
 import { checkedId } from './review-subject.js'
 
 /**

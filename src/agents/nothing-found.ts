@@ -3,7 +3,7 @@
  * "nothing found" never reads as "all approved".
  */
 import type { Mastra } from '@mastra/core/mastra'
-import type { PusharyResumableAgent } from '../workflows/agent-shapes.js'
+import type { PusharyResumableAgent } from './agent-shapes.js'
 
 /**
  * Why a call found no suspended approval, naming the likely cause: a

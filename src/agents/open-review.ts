@@ -9,11 +9,11 @@ import {
   checkedAgent,
   checkedReviewStore,
   durableMastraOf,
-} from '../workflows/agent-config.js'
-import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
-import { normalizeSuspendedCall, type PusharyApprovableAgent } from '../workflows/agent-shapes.js'
-import { autoResumedBy } from '../workflows/auto-resume.js'
-import { withDurableApprovals } from '../workflows/durable-approvals.js'
+} from './agent-config.js'
+import { startAgentReviewRun } from './agent-review-workflow.js'
+import { normalizeSuspendedCall, type PusharyApprovableAgent } from './agent-shapes.js'
+import { autoResumedBy } from './auto-resume.js'
+import { withDurableApprovals } from './durable-approvals.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
 
 /**

@@ -4,7 +4,7 @@
  * holds the review's workflow run, so its outcome is reported.
  */
 import type { PusharyClient } from '../pushary/client.js'
-import { resumeAgentReview } from '../workflows/agent-review-resume.js'
+import { resumeAgentReview } from './agent-review-resume.js'
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error)

@@ -1,22 +1,18 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
+import type { PusharyReasonCode } from '../resume/review-status.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import {
   APPROVABLE_AGENT_METHODS,
   checkedAgent,
   checkedReviewStore,
   durableMastraOf,
-} from '../workflows/agent-config.js'
-import { startAgentReviewRun } from '../workflows/agent-review-workflow.js'
-import {
-  type NormalizedCall,
-  normalizeSuspendedCall,
-  type PusharyResumableAgent,
-  type PusharySuspendedAgentRun,
-} from '../workflows/agent-shapes.js'
-import { withDurableApprovals } from '../workflows/durable-approvals.js'
-import type { PusharyReasonCode } from '../workflows/review-status.js'
+} from './agent-config.js'
+import { startAgentReviewRun } from './agent-review-workflow.js'
+import { type NormalizedCall, normalizeSuspendedCall, type PusharyResumableAgent } from './agent-shapes.js'
+import { withDurableApprovals } from './durable-approvals.js'
 import { nothingFoundReason } from './nothing-found.js'
 import { resumeOnce, waitForAnswer } from './resolution-waits.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'

@@ -8,13 +8,13 @@ import {
   checkedAgent,
   checkedReviewStore,
   durableMastraOf,
-} from '../workflows/agent-config.js'
+} from './agent-config.js'
 import {
   type AgentResumeRefusal,
   type PusharyAgentResumeOutcome,
   resumeAgentReview,
-} from '../workflows/agent-review-resume.js'
-import type { PusharyResumableAgent } from '../workflows/agent-shapes.js'
+} from './agent-review-resume.js'
+import type { PusharyResumableAgent } from './agent-shapes.js'
 
 /**
  * What {@link resumePusharyAgentReview} needs. `agentId` and `externalId`

@@ -8,13 +8,9 @@ import { externalIdSchema, fingerprintPusharyAction, idSchema } from '../pushary
 import { type PusharyQuestion, parsePusharyQuestion } from '../pushary/question.js'
 import { readableParameters } from '../pushary/readable-input.js'
 import { type PusharyApprovalSubject, pusharyApprovalSubjectSchema } from '../steps/approval-schemas.js'
-import {
-  agentBindingContext,
-  inputFingerprint,
-  type PusharyAgentReviewBinding,
-} from '../workflows/agent-binding.js'
-import type { NormalizedCall } from '../workflows/agent-shapes.js'
-import { questionSuspensionOf } from '../workflows/question-suspension.js'
+import { agentBindingContext, inputFingerprint, type PusharyAgentReviewBinding } from './agent-binding.js'
+import type { NormalizedCall } from './agent-shapes.js'
+import { questionSuspensionOf } from './question-suspension.js'
 
 /**
  * Trusted facts shown to the reviewer, supplied by your application (never

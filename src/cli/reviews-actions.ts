@@ -9,20 +9,20 @@ import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createClient } from '@libsql/client'
 import type { Mastra } from '@mastra/core/mastra'
+import { agentWorkflowBinding } from '../agents/agent-binding.js'
+import { checkWorkerConfiguration } from '../agents/dispatcher.js'
+import { claimHolderGone } from '../resume/claim-lease.js'
+import {
+  type ApprovalLocation,
+  type ApprovalProgress,
+  approvalProgress,
+  type RunSnapshotView,
+} from '../resume/run-position.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
 import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
-import { agentWorkflowBinding } from '../workflows/agent-binding.js'
-import {
-  type ApprovalLocation,
-  type ApprovalProgress,
-  approvalProgress,
-} from '../workflows/approval-progress.js'
-import { claimHolderGone } from '../workflows/claim-lease.js'
-import type { RunSnapshotView } from '../workflows/run-snapshot.js'
-import { checkWorkerConfiguration } from '../workflows/worker-capability.js'
 import { type CommandIo, terminalSafe } from './command-io.js'
 import type { MastraLocation, ParsedReviewsArgs, ReviewsCommand, StoreLocation } from './reviews-args.js'
 

@@ -4,7 +4,7 @@
  * reason) happens before any database is opened.
  */
 import { isReviewState, REVIEW_STATES, type ReviewState } from '../machines/review-lifecycle.js'
-import { DEFAULT_CLAIM_LEASE_MS } from '../workflows/claim-lease.js'
+import { DEFAULT_CLAIM_LEASE_MS } from '../resume/claim-lease.js'
 import { type FlagValues, parseCommandArgv } from './args.js'
 import { type ParsedCommand, parsedCommand } from './command-io.js'
 

@@ -13,10 +13,9 @@ import {
   createReviewStore,
   type ReviewStoreDriver,
   type ReviewWriteTransaction,
-  type StoredTransitionRow,
 } from './store-core.js'
 import { PusharyStoreError } from './store-error.js'
-import { nullableText, storedReviewRow } from './store-rows.js'
+import { nullableText, type StoredTransitionRow, storedReviewRow } from './store-rows.js'
 
 interface PostgresCommonOptions {
   /** Schema holding the tables (created if missing). Default `public`. */

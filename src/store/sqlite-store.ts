@@ -14,10 +14,9 @@ import {
   createReviewStore,
   type ReviewStoreDriver,
   type ReviewWriteTransaction,
-  type StoredTransitionRow,
 } from './store-core.js'
 import { PusharyStoreError } from './store-error.js'
-import { nullableText, storedReviewRow } from './store-rows.js'
+import { nullableText, type StoredTransitionRow, storedReviewRow } from './store-rows.js'
 
 /**
  * Options of {@link createSqliteReviewStore}.

@@ -31,28 +31,10 @@ import {
   laterThan,
   parseRow,
   parseTransition,
+  type StoredReviewRow,
+  type StoredTransitionRow,
   sameBinding,
 } from './store-rows.js'
-
-/** A review row as stored: the canonical binding JSON plus the live state. */
-export interface StoredReviewRow {
-  readonly decisionId: string
-  readonly runId: string
-  readonly binding: string
-  readonly state: string
-  /** When the row last changed state; the version a recovery takes over with. */
-  readonly stateChangedAt: string
-}
-
-/** A transition row as stored. */
-export interface StoredTransitionRow {
-  readonly decisionId: string
-  readonly from: string | null
-  readonly to: string
-  readonly event: string | null
-  readonly reason: string | null
-  readonly at: string
-}
 
 /** The statements a write transaction offers. Every method runs inside the driver's transaction. */
 export interface ReviewWriteTransaction {

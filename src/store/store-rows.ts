@@ -9,8 +9,27 @@ import {
   type ReviewTransition,
   reviewTransitionSchema,
 } from './review-schema.js'
-import type { StoredReviewRow, StoredTransitionRow } from './store-core.js'
 import { PusharyStoreError } from './store-error.js'
+
+/** A review row as stored: the canonical binding JSON plus the live state. */
+export interface StoredReviewRow {
+  readonly decisionId: string
+  readonly runId: string
+  readonly binding: string
+  readonly state: string
+  /** When the row last changed state; the version a recovery takes over with. */
+  readonly stateChangedAt: string
+}
+
+/** A transition row as stored. */
+export interface StoredTransitionRow {
+  readonly decisionId: string
+  readonly from: string | null
+  readonly to: string
+  readonly event: string | null
+  readonly reason: string | null
+  readonly at: string
+}
 
 /** The binding is everything but `state`, in canonical JSON so equal bindings compare equal byte for byte. */
 export function bindingOf(review: PusharyReview): string {

@@ -4,6 +4,9 @@ import { z } from 'zod/v4'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
+import { DEFAULT_CLAIM_LEASE_MS } from '../resume/claim-lease.js'
+import { findWorkflow } from '../resume/resume-guard.js'
+import { loadRunSnapshot } from '../resume/run-position.js'
 import { parsePusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import {
   PACKAGE_WORKFLOW_OPTIONS,
@@ -23,8 +26,6 @@ import {
   pusharyBatchSuspendSchema,
   readBatchChild,
 } from './batch-parent.js'
-import { DEFAULT_CLAIM_LEASE_MS } from './claim-lease.js'
-import { findWorkflow, loadRunSnapshot } from './run-snapshot.js'
 
 function checkedId(value: unknown, field: string, operation: string): string {
   const parsed = idSchema.max(200).safeParse(value)

@@ -11,9 +11,9 @@
  * is never taken over.
  */
 import type { PusharyAnswer } from '../pushary/question.js'
+import { whileHoldingClaim } from '../resume/claim-lease.js'
 import type { PusharyBatchParentReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
-import { whileHoldingClaim } from './claim-lease.js'
 
 /** What the first pass found: every answer, or `null` while an item is still open. */
 type FanOutAnswers = PusharyAnswer[] | null

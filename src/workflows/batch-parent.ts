@@ -2,14 +2,15 @@ import type { Mastra } from '@mastra/core/mastra'
 import { z } from 'zod/v4'
 import { canonicalJson, deterministicKey } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
+import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from '../resume/claim-lease.js'
+import type { PusharyParentOutcome } from '../resume/dispatch-types.js'
+import { isPusharyResumeError } from '../resume/resume-error.js'
+import { resumePusharyApproval } from '../resume/resume-guard.js'
+import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-position.js'
+import { workflowCapabilityProblem } from '../resume/worker-capability.js'
 import { pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import type { PusharyBatchParentReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
-import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from './claim-lease.js'
-import { isPusharyResumeError } from './resume-error.js'
-import { resumePusharyApproval } from './resume-guard.js'
-import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
-import { capabilityProblem, type PusharyCapabilityGap } from './worker-capability.js'
 
 /**
  * What the batch step suspends with: where its children live. O(1) in the
@@ -156,26 +157,6 @@ async function endStaleChild(
   return false
 }
 
-/**
- * Result of trying to settle a multi-item parent after one child finished.
- * `uncertain` means the parent resume failed after its claim: its protected
- * steps may have run, and an operator resolves `reviewId` like any review.
- *
- * @example
- * if (outcome.status === 'waiting') console.log(outcome.runId, 'next open item', outcome.openIndex)
- */
-export type PusharyParentOutcome = { workflowId?: string; runId?: string } & (
-  | { status: 'resumed'; runStatus: string; reviewId: string }
-  | { status: 'waiting'; openIndex: number }
-  | { status: 'already_settled' }
-  | { status: 'deferred'; reason: string }
-  | { status: 'not_batch' }
-  | { status: 'uncertain'; reason: string; reviewId: string }
-  | { status: 'failed'; reason: string }
-  /** This worker cannot resume the parent (a workflow missing, another storage): nothing was claimed. */
-  | { status: 'misconfigured'; reason: string; reviewId: string; missing: PusharyCapabilityGap }
-)
-
 function suspendedBatch(snapshot: RunSnapshotView, stepId: string) {
   const step = snapshot.context[stepId] as { status?: string; suspendPayload?: unknown; payload?: unknown }
   if (step?.status !== 'suspended') return null
@@ -262,7 +243,7 @@ export async function resumeBatchParent(input: {
   const reviewId = review.decisionId
   // Before any claim: a worker without the child workflow (or on another
   // storage) would fail the parent run, and with it every approved item.
-  const problem = await capabilityProblem(input.mastra, review)
+  const problem = await workflowCapabilityProblem(input.mastra, review)
   if (problem) return { ...where, status: 'misconfigured', ...problem, reviewId }
   const snapshot = await loadRunSnapshot(input.mastra, review.workflowId, review.runId)
   if (snapshot && ACTIVE.includes(snapshot.status)) {

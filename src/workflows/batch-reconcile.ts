@@ -3,13 +3,9 @@
  * its batch step and settle those whose children are all done.
  */
 import type { Mastra } from '@mastra/core/mastra'
+import type { PusharyParentOutcome } from '../resume/dispatch-types.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
-import {
-  type BatchParentRef,
-  type PusharyParentOutcome,
-  pusharyBatchSuspendSchema,
-  settleBatchParent,
-} from './batch-parent.js'
+import { type BatchParentRef, pusharyBatchSuspendSchema, settleBatchParent } from './batch-parent.js'
 
 interface ListableWorkflow {
   id: string

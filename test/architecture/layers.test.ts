@@ -6,20 +6,22 @@ import { describe, expect, it } from 'vitest'
 const SRC = join(import.meta.dirname, '../../src')
 
 /**
- * Which layers each layer may import (DESIGN.md: `cli/server/agents ->
- * workflows -> steps -> machines, store, pushary`). `root` is a file directly
- * in src/ (index.ts). `cli` is the top room: it may import every other room,
- * and no room imports it.
+ * Which rooms each room may import (ARCHITECTURE.md: `cli -> server, agents
+ * -> workflows -> resume -> steps -> machines, store, pushary`). The resume
+ * path is an engine below the rooms that compose approvals: a multi-item
+ * parent or an agent review registers how it is resumed
+ * (`resume/review-kinds.ts`), so `resume` never imports them.
  */
 const ALLOWED: Record<string, readonly string[]> = {
   pushary: [],
   machines: ['pushary'],
   store: ['machines', 'pushary'],
   steps: ['store', 'machines', 'pushary'],
-  workflows: ['steps', 'store', 'machines', 'pushary'],
-  agents: ['workflows', 'steps', 'store', 'machines', 'pushary'],
+  resume: ['steps', 'store', 'machines', 'pushary'],
+  workflows: ['resume', 'steps', 'store', 'machines', 'pushary'],
+  agents: ['workflows', 'resume', 'steps', 'store', 'machines', 'pushary'],
   server: ['pushary'],
-  cli: ['server', 'agents', 'workflows', 'steps', 'store', 'machines', 'pushary'],
+  cli: ['server', 'agents', 'workflows', 'resume', 'steps', 'store', 'machines', 'pushary'],
 }
 
 function sourceFiles(dir: string): string[] {
@@ -31,7 +33,8 @@ function sourceFiles(dir: string): string[] {
 }
 
 function layerOf(file: string): string {
-  const parts = relative(SRC, file).split('/')
+  const path = relative(SRC, file)
+  const parts = path.split('/')
   return parts.length === 1 ? `root:${parts[0]!.replace(/\.ts$/, '')}` : parts[0]!
 }
 
@@ -57,6 +60,30 @@ describe('module layering', () => {
       }
     }
     expect(violations).toEqual([])
+  })
+
+  it('has no import cycle among src modules, type-only imports and re-exports included', () => {
+    const files = sourceFiles(SRC)
+    const edges = new Map(files.map((file) => [file, relativeImports(file)]))
+    const cycles: string[] = []
+    // Depth-first search; a target still on the current path closes a cycle.
+    const state = new Map<string, 'open' | 'done'>()
+    const path: string[] = []
+    const visit = (file: string): void => {
+      state.set(file, 'open')
+      path.push(file)
+      for (const target of edges.get(file) ?? []) {
+        if (state.get(target) === 'open') {
+          cycles.push([...path.slice(path.indexOf(target)), target].map((f) => relative(SRC, f)).join(' -> '))
+        } else if (!state.has(target)) {
+          visit(target)
+        }
+      }
+      path.pop()
+      state.set(file, 'done')
+    }
+    for (const file of files) if (!state.has(file)) visit(file)
+    expect(cycles).toEqual([])
   })
 
   it('keeps every module under 400 lines', () => {

@@ -20,7 +20,9 @@ import { LibSQLStore } from '@mastra/libsql'
 import { z } from 'zod/v4'
 import { createPusharyAskTool } from '../../src/agents/ask-tool.js'
 import { createPusharyDeferredAskTool } from '../../src/agents/deferred-ask-tool.js'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { createPusharyClient, type PusharyClient } from '../../src/pushary/client.js'
+import type { PusharyDispatchResult } from '../../src/resume/dispatch-types.js'
 import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
 import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
 import {
@@ -34,8 +36,6 @@ import {
   createPusharyApprovalWorkflow,
   pusharyApprovalBatchStep,
 } from '../../src/workflows/approval-workflows.js'
-import type { PusharyDispatchResult } from '../../src/workflows/dispatch-types.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import { scriptedModel } from '../agents/support/scripted-model.js'
 import { createRefundAgent } from '../workflows/fixtures/refund-agent.js'
 import { startHostedFake } from './hosted-fake.js'

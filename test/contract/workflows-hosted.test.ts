@@ -10,11 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signWebhookBody } from '../../src/pushary/callbacks.js'
 import { isPusharyApiError } from '../../src/pushary/errors.js'
+import { type PusharyDispatchResult, RETRYABLE_DISPATCH_STATUSES } from '../../src/resume/dispatch-types.js'
 import { isPusharyDeclined } from '../../src/steps/gate-step.js'
-import {
-  type PusharyDispatchResult,
-  RETRYABLE_DISPATCH_STATUSES,
-} from '../../src/workflows/dispatch-types.js'
 import { type HostedApp, startHostedApp } from './hosted-app.js'
 
 let app: HostedApp

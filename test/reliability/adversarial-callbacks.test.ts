@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SIGNATURE_HEADER, signWebhookBody } from '../../src/pushary/callbacks.js'
-import { RETRYABLE_DISPATCH_STATUSES } from '../../src/workflows/dispatch-types.js'
+import { RETRYABLE_DISPATCH_STATUSES } from '../../src/resume/dispatch-types.js'
 import {
   createTestEnv,
   readEnvFile,

@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import type { PusharyReview, PusharyWorkflowReview } from '../../src/store/review-schema.js'
 import { batchParentReviewId } from '../../src/workflows/batch-parent.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import { createTestEnv, listEffects, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { buildApp, type TestApp } from './fixtures/app.js'
 

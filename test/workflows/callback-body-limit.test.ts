@@ -9,6 +9,7 @@ import { Mastra } from '@mastra/core/mastra'
 import { LibSQLStore } from '@mastra/libsql'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { readPusharyCallback } from '../../src/pushary/callback-request.js'
 import {
   resolvePusharyCallback,
@@ -18,10 +19,9 @@ import {
 } from '../../src/pushary/callbacks.js'
 import { createPusharyClient } from '../../src/pushary/client.js'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
+import { pusharyCallbackRoute } from '../../src/resume/callback-route.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
-import { pusharyCallbackRoute } from '../../src/workflows/callback-route.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import { thrown } from '../helpers/errors.js'
 
 const secret = 'whsec_limit_test'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { pusharyCallbackRoute } from '../../src/workflows/callback-route.js'
+import { pusharyCallbackRoute } from '../../src/resume/callback-route.js'
 import {
   countEffects,
   createTestEnv,

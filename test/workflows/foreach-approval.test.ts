@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isPusharyResumeError } from '../../src/workflows/resume-error.js'
-import { resumePusharyApproval } from '../../src/workflows/resume-guard.js'
+import { isPusharyResumeError } from '../../src/resume/resume-error.js'
+import { resumePusharyApproval } from '../../src/resume/resume-guard.js'
 import { countEffects, createTestEnv, listEffects, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { buildApp, EXTERNAL_ID, type TestApp } from './fixtures/app.js'
 

@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
+import { whileHoldingClaim } from '../../src/resume/claim-lease.js'
 import type { PusharyReview } from '../../src/store/review-schema.js'
-import { whileHoldingClaim } from '../../src/workflows/claim-lease.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import {
   countEffects,
   createTestEnv,

@@ -11,9 +11,9 @@ import { createStep, createWorkflow } from '@mastra/core/workflows'
 import { LibSQLStore } from '@mastra/libsql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod/v4'
-import { isPusharyResumeError } from '../../src/workflows/resume-error.js'
-import { type PusharyResumeRequest, resumePusharyApproval } from '../../src/workflows/resume-guard.js'
-import { loadRunSnapshot } from '../../src/workflows/run-snapshot.js'
+import { isPusharyResumeError } from '../../src/resume/resume-error.js'
+import { resumePusharyApproval } from '../../src/resume/resume-guard.js'
+import { loadRunSnapshot, type PusharyResumeRequest } from '../../src/resume/run-position.js'
 
 const answerSchema = z.object({ answer: z.string() })
 const resultSchema = z.object({ name: z.string(), answer: z.string() })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createKeyedQueue } from '../../src/workflows/run-queue.js'
+import { createKeyedQueue } from '../../src/resume/run-queue.js'
 
 describe('the per-run queue', () => {
   it('runs work of one key one after another and reports the key idle only once all of it settled', async () => {

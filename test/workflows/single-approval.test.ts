@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { SIGNATURE_HEADER, signWebhookBody } from '../../src/pushary/callbacks.js'
+import type { PusharyResumedEvent } from '../../src/resume/dispatch-types.js'
 import { isPusharyDeclined } from '../../src/steps/gate-step.js'
-import type { PusharyResumedEvent } from '../../src/workflows/dispatch-types.js'
-import { createPusharyDispatcher } from '../../src/workflows/dispatcher.js'
 import { countEffects, createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { buildApp, recoverAfterLease, type TestApp } from './fixtures/app.js'
 

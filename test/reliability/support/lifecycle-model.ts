@@ -22,9 +22,9 @@ import {
   type ReviewState,
 } from '../../../src/machines/review-lifecycle.js'
 import { SIGNATURE_HEADER, signWebhookBody } from '../../../src/pushary/callbacks.js'
+import { RETRYABLE_DISPATCH_STATUSES } from '../../../src/resume/dispatch-types.js'
+import { resumePusharyApproval } from '../../../src/resume/resume-guard.js'
 import { isPusharyStoreError } from '../../../src/store/store-error.js'
-import { RETRYABLE_DISPATCH_STATUSES } from '../../../src/workflows/dispatch-types.js'
-import { resumePusharyApproval } from '../../../src/workflows/resume-guard.js'
 import { listEffects, type TestEnv } from '../../helpers/mastra.js'
 import { recoverAfterLease, type TestApp } from '../../workflows/fixtures/app.js'
 

@@ -8,7 +8,6 @@
  * through this one module.
  */
 import type { PusharyReviewStore } from '../store/review-store.js'
-import type { PusharyDispatchResult } from './dispatch-types.js'
 
 /** Default lease: a claim whose time has not moved for this long has lost its holder. */
 export const DEFAULT_CLAIM_LEASE_MS = 30_000
@@ -121,7 +120,7 @@ export async function takeOverClaim(
   decisionId: string,
   leaseMs: number,
   now: Date,
-): Promise<PusharyDispatchResult | null> {
+): Promise<{ status: 'busy'; decisionId: string; reason: string } | null> {
   const claim = await store.claimState(decisionId)
   if (claim?.state !== 'resuming')
     return { status: 'busy', decisionId, reason: 'the review is no longer claimed' }

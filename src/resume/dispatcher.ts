@@ -3,9 +3,6 @@ import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from 
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import type { PusharyReview } from '../store/review-schema.js'
-import { resumeAgentForDispatch } from './agent-dispatch.js'
-import { resumeBatchParent } from './batch-parent.js'
-import { settleSuspendedBatches } from './batch-reconcile.js'
 import {
   type PusharyDispatcher,
   type PusharyDispatcherOptions,
@@ -14,16 +11,11 @@ import {
   RETRYABLE_DISPATCH_STATUSES,
 } from './dispatch-types.js'
 import { recoverDecision } from './recovery.js'
-import {
-  claimLease,
-  type DispatchContext,
-  errorMessage,
-  parentOptions,
-  resumePendingReview,
-} from './review-resumer.js'
+import type { DispatchContext, ReviewKinds } from './review-kinds.js'
+import { claimLease, errorMessage, parentOptions, resumePendingReview } from './review-resumer.js'
 import { storedStateResult } from './review-status.js'
 import { createKeyedQueue } from './run-queue.js'
-import { capabilityProblem, checkWorkerConfiguration } from './worker-capability.js'
+import { capabilityProblem, findConfigurationIssues } from './worker-capability.js'
 import { createWorkerLog } from './worker-log.js'
 
 /**
@@ -63,13 +55,11 @@ function checkedWebhookSecret(options: PusharyDispatcherOptions): string | null 
 }
 
 /**
- * Builds the dispatcher. Collaborators are passed in; nothing is global.
- *
- * @example
- * const dispatcher = createPusharyDispatcher({ mastra, client, store, webhookSecret: process.env.PUSHARY_WEBHOOK_SECRET })
- * setInterval(() => void dispatcher.reconcile({ limit: 100 }), 30_000)
+ * Builds the dispatcher over the kinds of review the rooms above register
+ * (`createPusharyDispatcher` in `agents/dispatcher.ts` passes every kind).
+ * Collaborators are passed in; nothing is global.
  */
-export function createPusharyDispatcher(options: PusharyDispatcherOptions): PusharyDispatcher {
+export function createDispatcher(options: PusharyDispatcherOptions, kinds: ReviewKinds): PusharyDispatcher {
   const { store } = options
   const webhookSecret = checkedWebhookSecret(options)
   const callbackMaxBytes = checkedCallbackMaxBytes(
@@ -77,7 +67,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     'createPusharyDispatcher',
     'callbackMaxBytes',
   )
-  const context: DispatchContext = { mastra: options.mastra, client: options.client, store, options }
+  const context: DispatchContext = { mastra: options.mastra, client: options.client, store, options, kinds }
   const now = options.now ?? (() => new Date())
   const queue = createKeyedQueue()
   const log = createWorkerLog(options.mastra, now)
@@ -109,7 +99,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     if (!review) return { status: 'unknown', decisionId, reason: 'no review is saved for this decision yet' }
     if (review.target === 'batch-parent') {
       if (review.state !== 'pending') return { status: 'duplicate', decisionId }
-      const parent = await resumeBatchParent({
+      const parent = await kinds.parent.resume({
         mastra: context.mastra,
         store,
         review,
@@ -123,9 +113,12 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     // Agent reviews take the same verified, claimed path (issue 10), once
     // this worker has the agent, its tool and the review's run.
     if (review.target === 'agent') {
-      const problem = review.state === 'pending' ? await capabilityProblem(context.mastra, review) : null
+      const problem =
+        review.state === 'pending'
+          ? await capabilityProblem(context.mastra, review, kinds.agent.capabilityProblem)
+          : null
       if (problem) return { status: 'misconfigured', decisionId, ...problem }
-      return resumeAgentForDispatch(context, decisionId)
+      return kinds.agent.resume(context, decisionId)
     }
     const blocked = await storedStateResult(store, review, { leaseMs: claimLease(context), now: now() })
     return blocked ?? resumePendingReview(context, review)
@@ -238,7 +231,7 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
     reconcileCursor = pending.length < limit ? undefined : (lastStillPending ?? reconcileCursor)
     try {
       report.parents.push(
-        ...(await settleSuspendedBatches({
+        ...(await kinds.parent.settleSuspended({
           mastra: context.mastra,
           store,
           limit,
@@ -257,7 +250,11 @@ export function createPusharyDispatcher(options: PusharyDispatcherOptions): Push
   }
 
   function checkConfiguration() {
-    return checkWorkerConfiguration({ mastra: context.mastra, store })
+    return findConfigurationIssues({
+      mastra: context.mastra,
+      store,
+      checkAgent: kinds.agent.capabilityProblem,
+    })
   }
 
   return { handleCallback, reconcile, resumeDecision, recover, checkConfiguration }

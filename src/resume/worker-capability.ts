@@ -7,11 +7,14 @@
  * `pending` until a correctly configured worker takes it.
  */
 import type { Mastra } from '@mastra/core/mastra'
-import type { PusharyReview } from '../store/review-schema.js'
+import type {
+  PusharyAgentReview,
+  PusharyBatchParentReview,
+  PusharyReview,
+  PusharyWorkflowReview,
+} from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
-import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from './agent-binding.js'
-import { agentToolProblem } from './agent-resume-data.js'
-import { loadRunSnapshot } from './run-snapshot.js'
+import { loadRunSnapshot, type RunSnapshotView } from './run-position.js'
 
 /**
  * What a worker lacks for one review: `workflow` (the review's workflow),
@@ -89,35 +92,94 @@ export function workflowProblem(
   return null
 }
 
-async function storageProblem(mastra: Mastra): Promise<PusharyCapabilityProblem | null> {
+/**
+ * `null` when this worker's Mastra has workflow storage.
+ *
+ * @example
+ * const problem = await storageProblem(mastra)
+ */
+export async function storageProblem(mastra: Mastra): Promise<PusharyCapabilityProblem | null> {
   const storage = mastra.getStorage()
   const workflows = storage ? await storage.getStore('workflows') : undefined
   return workflows ? null : { missing: 'storage', reason: "this worker's Mastra has no workflow storage" }
 }
 
-async function runProblem(
+/** The run's snapshot, or the problem that this worker's storage does not know the run. */
+async function runSnapshot(
+  mastra: Mastra,
+  workflowId: string,
+  runId: string,
+): Promise<{ problem: PusharyCapabilityProblem } | { problem: null; snapshot: RunSnapshotView }> {
+  const snapshot = await loadRunSnapshot(mastra, workflowId, runId)
+  if (snapshot) return { problem: null, snapshot }
+  return {
+    problem: {
+      missing: 'run',
+      reason: `run ${workflowId}/${runId} is not in this worker's Mastra storage (is it configured with the same database as the worker that asked?)`,
+    },
+  }
+}
+
+/**
+ * `null` when this worker's Mastra storage holds the run.
+ *
+ * @example
+ * const problem = await runProblem(mastra, 'refund-approval', runId)
+ */
+export async function runProblem(
   mastra: Mastra,
   workflowId: string,
   runId: string,
 ): Promise<PusharyCapabilityProblem | null> {
-  if (await loadRunSnapshot(mastra, workflowId, runId)) return null
-  return {
-    missing: 'run',
-    reason: `run ${workflowId}/${runId} is not in this worker's Mastra storage (is it configured with the same database as the worker that asked?)`,
-  }
+  return (await runSnapshot(mastra, workflowId, runId)).problem
 }
 
-function agentOf(mastra: Mastra, agentId: string): unknown {
-  for (const lookup of [() => mastra.getAgentById(agentId), () => mastra.getAgent(agentId as never)]) {
-    try {
-      const agent = lookup()
-      if (agent) return agent
-    } catch {
-      // try the next lookup
-    }
-  }
-  return null
+/**
+ * The check of a workflow step's or multi-item parent's review, with the run
+ * snapshot it read when nothing is missing: the resume path decides from
+ * that one read whether the run waits on the approval.
+ *
+ * @example
+ * const checked = await workflowCapability(mastra, review)
+ * if (checked.problem === null) approvalProgress(checked.snapshot, review)
+ */
+export async function workflowCapability(
+  mastra: Mastra,
+  review: PusharyWorkflowReview | PusharyBatchParentReview,
+): Promise<{ problem: PusharyCapabilityProblem } | { problem: null; snapshot: RunSnapshotView }> {
+  const noStorage = await storageProblem(mastra)
+  if (noStorage) return { problem: noStorage }
+  const missing =
+    review.target === 'batch-parent'
+      ? (workflowProblem(mastra, review.workflowId, 'parent_workflow') ??
+        workflowProblem(mastra, review.childWorkflowId, 'child_workflow'))
+      : (workflowProblem(mastra, review.workflowId, review.parent ? 'child_workflow' : 'workflow') ??
+        (review.parent ? workflowProblem(mastra, review.parent.workflowId, 'parent_workflow') : null))
+  if (missing) return { problem: missing }
+  return runSnapshot(mastra, review.workflowId, review.runId)
 }
+
+/**
+ * {@link workflowCapability} without the snapshot.
+ *
+ * @example
+ * const problem = await workflowCapabilityProblem(mastra, parentReview)
+ */
+export async function workflowCapabilityProblem(
+  mastra: Mastra,
+  review: PusharyWorkflowReview | PusharyBatchParentReview,
+): Promise<PusharyCapabilityProblem | null> {
+  return (await workflowCapability(mastra, review)).problem
+}
+
+/**
+ * What an agent review needs of this worker (the agent, its tool, the review
+ * run). The agents room supplies it: the resume path knows no agent.
+ */
+export type AgentCapabilityCheck = (
+  mastra: Mastra,
+  review: PusharyAgentReview,
+) => Promise<PusharyCapabilityProblem | null>
 
 /**
  * The first thing this worker lacks to resume `review` end to end, or `null`.
@@ -125,46 +187,16 @@ function agentOf(mastra: Mastra, agentId: string): unknown {
  * store or the decision service.
  *
  * @example
- * const problem = await capabilityProblem(mastra, review)
+ * const problem = await capabilityProblem(mastra, review, agentCapabilityProblem)
  * if (problem) return { status: 'misconfigured', decisionId: review.decisionId, reason: problem.reason }
  */
 export async function capabilityProblem(
   mastra: Mastra,
   review: PusharyReview,
+  checkAgent: AgentCapabilityCheck,
 ): Promise<PusharyCapabilityProblem | null> {
-  const noStorage = await storageProblem(mastra)
-  if (noStorage) return noStorage
-  switch (review.target) {
-    case 'workflow-step':
-      return (
-        workflowProblem(mastra, review.workflowId, review.parent ? 'child_workflow' : 'workflow') ??
-        (review.parent ? workflowProblem(mastra, review.parent.workflowId, 'parent_workflow') : null) ??
-        (await runProblem(mastra, review.workflowId, review.runId))
-      )
-    case 'batch-parent':
-      return (
-        workflowProblem(mastra, review.workflowId, 'parent_workflow') ??
-        workflowProblem(mastra, review.childWorkflowId, 'child_workflow') ??
-        (await runProblem(mastra, review.workflowId, review.runId))
-      )
-    case 'agent': {
-      const agent = agentOf(mastra, review.agentId)
-      if (!agent) {
-        return {
-          missing: 'agent',
-          reason: `agent "${review.agentId}" is not registered on this worker's Mastra`,
-        }
-      }
-      const noTool = await agentToolProblem(agent, review.toolName)
-      if (noTool) return { missing: 'tool', reason: `agent "${review.agentId}": ${noTool}` }
-      const { runId } = agentWorkflowBinding(review, 'checkConfiguration')
-      return runProblem(mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
-    }
-    default: {
-      const unreachable: never = review
-      return unreachable
-    }
-  }
+  if (review.target !== 'agent') return workflowCapabilityProblem(mastra, review)
+  return (await storageProblem(mastra)) ?? checkAgent(mastra, review)
 }
 
 /**
@@ -197,12 +229,13 @@ export interface PusharyConfigurationReport {
  * before any answer arrives.
  *
  * @example
- * const report = await checkWorkerConfiguration({ mastra, store })
+ * const report = await findConfigurationIssues({ mastra, store, checkAgent: agentCapabilityProblem })
  */
-export async function checkWorkerConfiguration(input: {
+export async function findConfigurationIssues(input: {
   mastra: Mastra
   store: Pick<PusharyReviewStore, 'listByState'>
   pageSize?: number
+  checkAgent: AgentCapabilityCheck
 }): Promise<PusharyConfigurationReport> {
   const limit = input.pageSize ?? 500
   const report: PusharyConfigurationReport = { checked: 0, problems: [] }
@@ -217,7 +250,7 @@ export async function checkWorkerConfiguration(input: {
       report.checked++
       let problem: PusharyCapabilityProblem | null
       try {
-        problem = await capabilityProblem(input.mastra, review)
+        problem = await capabilityProblem(input.mastra, review, input.checkAgent)
       } catch (error) {
         problem = { missing: 'storage', reason: error instanceof Error ? error.message : String(error) }
       }

@@ -11,34 +11,7 @@
  * (the only one Mastra resumes correctly: approving the sub-agent directly
  * leaves the supervisor suspended) with the innermost tool's name and args.
  */
-
-/**
- * One suspended tool call as `listSuspendedRuns` reports it.
- *
- * @example
- * const call: PusharySuspendedToolCall = { toolCallId: 'c1', toolName: 'issueRefund', args: {}, requiresApproval: true }
- */
-export interface PusharySuspendedToolCall {
-  toolCallId?: string | undefined
-  toolName?: string | undefined
-  args?: unknown
-  requiresApproval: boolean
-  suspendPayload?: unknown
-}
-
-/**
- * One suspended agent run as `listSuspendedRuns` reports it.
- *
- * @example
- * const { runs } = await agent.listSuspendedRuns({ resourceId: customer.id })
- * const run: PusharySuspendedAgentRun = runs[0]!
- */
-export interface PusharySuspendedAgentRun {
-  runId: string
-  threadId?: string | undefined
-  resourceId?: string | undefined
-  toolCalls: PusharySuspendedToolCall[]
-}
+import type { PusharySuspendedAgentRun, PusharySuspendedToolCall } from '../resume/dispatch-types.js'
 
 /** What the native approve/decline/resume calls return; only `finishReason` is read. */
 type AgentOutput = { finishReason?: unknown }

@@ -13,16 +13,18 @@
  *   applied once through the normal path; one killed inside the approval
  *   step's own resume pass is restarted first (it lands on the same decision).
  */
+
+import { takeOverClaim, whileHoldingClaim } from '../resume/claim-lease.js'
+import type { PusharyDispatchResult } from '../resume/dispatch-types.js'
+import { restartRunForRecovery } from '../resume/resume-guard.js'
+import type { DispatchContext } from '../resume/review-kinds.js'
+import { claimLease, endReview } from '../resume/review-resumer.js'
+import { settledResult } from '../resume/review-status.js'
+import { approvalProgress, loadRunSnapshot } from '../resume/run-position.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import { AGENT_REVIEW_ASK_STEP, AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from './agent-binding.js'
 import { resumeAgentForDispatch } from './agent-dispatch.js'
 import { ensureAgentReviewWorkflow } from './agent-review-workflow.js'
-import { approvalProgress } from './approval-progress.js'
-import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
-import type { PusharyDispatchResult } from './dispatch-types.js'
-import { claimLease, type DispatchContext, endReview } from './review-resumer.js'
-import { settledResult } from './review-status.js'
-import { loadRunSnapshot, restartRunForRecovery } from './run-snapshot.js'
 
 /** The taken-over claim was released: nothing ran, resume normally. */
 const RELEASED = 'released'

@@ -3,10 +3,56 @@ import type { PusharyClient } from '../pushary/client.js'
 import type { PusharyAnswer } from '../pushary/question.js'
 import type { PusharyAgentReview, PusharyWorkflowReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
-import type { PusharySuspendedAgentRun } from './agent-shapes.js'
-import type { PusharyParentOutcome } from './batch-parent.js'
 import type { PusharyReasonCode } from './review-status.js'
 import type { PusharyCapabilityGap, PusharyConfigurationReport } from './worker-capability.js'
+
+/**
+ * Result of trying to settle a multi-item parent after one child finished.
+ * `uncertain` means the parent resume failed after its claim: its protected
+ * steps may have run, and an operator resolves `reviewId` like any review.
+ *
+ * @example
+ * if (outcome.status === 'waiting') console.log(outcome.runId, 'next open item', outcome.openIndex)
+ */
+export type PusharyParentOutcome = { workflowId?: string; runId?: string } & (
+  | { status: 'resumed'; runStatus: string; reviewId: string }
+  | { status: 'waiting'; openIndex: number }
+  | { status: 'already_settled' }
+  | { status: 'deferred'; reason: string }
+  | { status: 'not_batch' }
+  | { status: 'uncertain'; reason: string; reviewId: string }
+  | { status: 'failed'; reason: string }
+  /** This worker cannot resume the parent (a workflow missing, another storage): nothing was claimed. */
+  | { status: 'misconfigured'; reason: string; reviewId: string; missing: PusharyCapabilityGap }
+)
+
+/**
+ * One suspended tool call as `listSuspendedRuns` reports it.
+ *
+ * @example
+ * const call: PusharySuspendedToolCall = { toolCallId: 'c1', toolName: 'issueRefund', args: {}, requiresApproval: true }
+ */
+export interface PusharySuspendedToolCall {
+  toolCallId?: string | undefined
+  toolName?: string | undefined
+  args?: unknown
+  requiresApproval: boolean
+  suspendPayload?: unknown
+}
+
+/**
+ * One suspended agent run as `listSuspendedRuns` reports it.
+ *
+ * @example
+ * const { runs } = await agent.listSuspendedRuns({ resourceId: customer.id })
+ * const run: PusharySuspendedAgentRun = runs[0]!
+ */
+export interface PusharySuspendedAgentRun {
+  runId: string
+  threadId?: string | undefined
+  resourceId?: string | undefined
+  toolCalls: PusharySuspendedToolCall[]
+}
 
 /**
  * Outcome of resuming one decision. Retry later on `unknown`, `busy`,

@@ -1,10 +1,3 @@
-/**
- * The one resume path of a workflow review: verify the answer against the
- * service, check this process can resume the run, claim, resume exactly one
- * target, finish. Shared by callbacks, reconcile, resumeDecision and recovery.
- */
-import type { Mastra } from '@mastra/core/mastra'
-import type { PusharyClient } from '../pushary/client.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
 import type { Decision } from '../pushary/wire-responses.js'
 import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
@@ -12,23 +5,13 @@ import { readReviewedDecision } from '../steps/decision-expiry.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import { checkWorkflowDecision } from '../steps/workflow-binding.js'
 import type { PusharyReview, PusharyWorkflowReview } from '../store/review-schema.js'
-import type { PusharyReviewStore } from '../store/review-store.js'
-import { approvalProgress } from './approval-progress.js'
-import { settleBatchParent } from './batch-parent.js'
 import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from './claim-lease.js'
-import type { PusharyDispatcherOptions, PusharyDispatchResult } from './dispatch-types.js'
+import type { PusharyDispatchResult } from './dispatch-types.js'
 import { isPusharyResumeError } from './resume-error.js'
 import { resumePusharyApproval } from './resume-guard.js'
-import { loadRunSnapshot } from './run-snapshot.js'
-import { capabilityProblem, type PusharyCapabilityProblem } from './worker-capability.js'
-
-/** What every part of the dispatcher shares. */
-export interface DispatchContext {
-  mastra: Mastra
-  client: PusharyClient
-  store: PusharyReviewStore
-  options: PusharyDispatcherOptions
-}
+import type { DispatchContext } from './review-kinds.js'
+import { approvalProgress, loadRunSnapshot, type RunSnapshotView } from './run-position.js'
+import { capabilityProblem, type PusharyCapabilityProblem, workflowCapability } from './worker-capability.js'
 
 /** A verified answer, ready to resume with, and the decision it was read from. */
 export interface VerifiedAnswer {
@@ -94,17 +77,46 @@ export async function verifiedAnswer(
 export async function configurationProblem(
   context: DispatchContext,
   review: PusharyReview,
-): Promise<Extract<PusharyDispatchResult, { status: 'misconfigured' }> | null> {
-  let problem: PusharyCapabilityProblem | null
+): Promise<Misconfigured | null> {
   try {
-    problem = await capabilityProblem(context.mastra, review)
+    return misconfigured(
+      review,
+      await capabilityProblem(context.mastra, review, context.kinds.agent.capabilityProblem),
+    )
   } catch (error) {
-    problem = {
-      missing: 'storage',
-      reason: `this process cannot read its Mastra storage: ${errorMessage(error)}`,
-    }
+    return misconfigured(review, storageUnreadable(error))
   }
+}
+
+type Misconfigured = Extract<PusharyDispatchResult, { status: 'misconfigured' }>
+
+function misconfigured(
+  review: PusharyReview,
+  problem: PusharyCapabilityProblem | null,
+): Misconfigured | null {
   return problem ? { status: 'misconfigured', decisionId: review.decisionId, ...problem } : null
+}
+
+function storageUnreadable(error: unknown): PusharyCapabilityProblem {
+  return { missing: 'storage', reason: `this process cannot read its Mastra storage: ${errorMessage(error)}` }
+}
+
+/**
+ * {@link configurationProblem} for a workflow step, keeping the run snapshot
+ * the check read: the one read of the run before the claim.
+ */
+async function checkedSnapshot(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+): Promise<{ misconfigured: Misconfigured } | { misconfigured: null; snapshot: RunSnapshotView }> {
+  let checked: Awaited<ReturnType<typeof workflowCapability>>
+  try {
+    checked = await workflowCapability(context.mastra, review)
+  } catch (error) {
+    return { misconfigured: misconfigured(review, storageUnreadable(error)) as Misconfigured }
+  }
+  if (checked.problem) return { misconfigured: misconfigured(review, checked.problem) as Misconfigured }
+  return { misconfigured: null, snapshot: checked.snapshot }
 }
 
 /**
@@ -139,7 +151,7 @@ async function endStale(
   const result = await endReview(context, review.decisionId, 'stale', reason)
   if (result.status !== 'stale' || !review.parent || result.persistenceError) return result
   try {
-    const parent = await settleBatchParent({
+    const parent = await context.kinds.parent.settle({
       mastra: context.mastra,
       store: context.store,
       parent: review.parent,
@@ -265,7 +277,7 @@ export async function resumeClaimed(
     // The child is done whatever happens to its parent; a failure here is
     // reported, and the next child's settle (or reconcile) retries it.
     try {
-      resumed.parent = await settleBatchParent({
+      resumed.parent = await context.kinds.parent.settle({
         mastra,
         store,
         parent: review.parent,
@@ -296,16 +308,18 @@ export async function resumePendingReview(
   review: PusharyWorkflowReview,
 ): Promise<PusharyDispatchResult> {
   const decisionId = review.decisionId
-  const misconfigured = await configurationProblem(context, review)
-  if (misconfigured) return misconfigured
+  // The capability check reads the run (it must exist in this worker's
+  // storage); that read is the one this resume decides from before the claim.
+  const checked = await checkedSnapshot(context, review)
+  if (checked.misconfigured) return checked.misconfigured
+  const { snapshot } = checked
   const verified = await verifiedAnswer(context, review)
   if ('status' in verified) return verified
 
   // Mastra persists the snapshot only after the suspending step returns, so
   // a fast answer can arrive before the run is suspended. Do not claim then.
-  const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
-  if (!snapshot || ['running', 'pending', 'waiting'].includes(snapshot.status)) {
-    return { status: 'not_suspended_yet', decisionId, runStatus: snapshot?.status ?? 'absent' }
+  if (['running', 'pending', 'waiting'].includes(snapshot.status)) {
+    return { status: 'not_suspended_yet', decisionId, runStatus: snapshot.status }
   }
   const progress = approvalProgress(snapshot, review)
 

@@ -9,6 +9,9 @@
  */
 import type { Mastra } from '@mastra/core/mastra'
 import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
+import type { PusharyReasonCode } from '../resume/review-status.js'
+import { loadRunSnapshot } from '../resume/run-position.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import {
   AGENT_REVIEW_ASK_STEP,
@@ -16,10 +19,8 @@ import {
   agentWorkflowBinding,
   inputFingerprint,
 } from './agent-binding.js'
-import { normalizeSuspendedCall, type PusharySuspendedAgentRun } from './agent-shapes.js'
+import { normalizeSuspendedCall } from './agent-shapes.js'
 import { questionSuspensionOf } from './question-suspension.js'
-import type { PusharyReasonCode } from './review-status.js'
-import { loadRunSnapshot } from './run-snapshot.js'
 
 /**
  * What the review's `resume-agent` step did, read from its finished run.

@@ -4,11 +4,11 @@
  * `reasonCode` of its actual cause beside the text.
  */
 import type { PusharyAnswer } from '../pushary/question.js'
+import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
+import { type PusharyReasonCode, settledResult } from '../resume/review-status.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import type { PusharyAgentReviewAction, ReviewRunState } from './agent-resume-causes.js'
-import type { PusharySuspendedAgentRun } from './agent-shapes.js'
-import { type PusharyReasonCode, settledResult } from './review-status.js'
 
 /**
  * Outcome of resuming one agent review. Retry later on `unknown`, `busy` and

@@ -1,12 +1,18 @@
 /**
  * The dispatcher's agent branch: agent reviews take the same verified,
  * claimed path as every other review (`resumeAgentReview`), their results
- * mapped onto the dispatcher's union.
+ * mapped onto the dispatcher's union; and what a worker needs to resume one.
  */
+import type { Mastra } from '@mastra/core/mastra'
+
+import type { PusharyDispatchResult } from '../resume/dispatch-types.js'
+import type { DispatchContext } from '../resume/review-kinds.js'
+import { claimLease } from '../resume/review-resumer.js'
+import { type PusharyCapabilityProblem, runProblem } from '../resume/worker-capability.js'
+import type { PusharyAgentReview } from '../store/review-schema.js'
 import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from './agent-binding.js'
+import { agentToolProblem } from './agent-resume-data.js'
 import { resumeAgentReview } from './agent-review-resume.js'
-import type { PusharyDispatchResult } from './dispatch-types.js'
-import { claimLease, type DispatchContext } from './review-resumer.js'
 
 /**
  * Resumes one agent review for the dispatcher (callback, reconcile, resumeDecision).
@@ -63,4 +69,41 @@ export async function resumeAgentForDispatch(
     default:
       return outcome
   }
+}
+
+function agentOf(mastra: Mastra, agentId: string): unknown {
+  for (const lookup of [() => mastra.getAgentById(agentId), () => mastra.getAgent(agentId as never)]) {
+    try {
+      const agent = lookup()
+      if (agent) return agent
+    } catch {
+      // try the next lookup
+    }
+  }
+  return null
+}
+
+/**
+ * What this worker lacks to resume an agent review (the agent, its tool, the
+ * review's run in this worker's storage), or `null`; the resume path asks it
+ * before any claim, after its own storage check.
+ *
+ * @example
+ * const problem = await agentCapabilityProblem(mastra, review)
+ */
+export async function agentCapabilityProblem(
+  mastra: Mastra,
+  review: PusharyAgentReview,
+): Promise<PusharyCapabilityProblem | null> {
+  const agent = agentOf(mastra, review.agentId)
+  if (!agent) {
+    return {
+      missing: 'agent',
+      reason: `agent "${review.agentId}" is not registered on this worker's Mastra`,
+    }
+  }
+  const noTool = await agentToolProblem(agent, review.toolName)
+  if (noTool) return { missing: 'tool', reason: `agent "${review.agentId}": ${noTool}` }
+  const { runId } = agentWorkflowBinding(review, 'checkConfiguration')
+  return runProblem(mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
 }

@@ -16,6 +16,7 @@ import type { PusharyClient } from '../pushary/client.js'
 import { idSchema } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 import type { Decision } from '../pushary/wire-responses.js'
+import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-position.js'
 import { type PusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import { PACKAGE_WORKFLOW_OPTIONS, pusharyApprovalStep } from '../steps/approval-step.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
@@ -28,7 +29,6 @@ import {
 import { questionResumeData } from './agent-resume-data.js'
 import { finishReasonOf, type PusharyResumableAgent } from './agent-shapes.js'
 import { resumeGenerateOf } from './durable-approvals.js'
-import { loadRunSnapshot, type RunSnapshotView } from './run-snapshot.js'
 
 /** Request-context key of the resume hook (functions are never persisted in the snapshot). */
 const RESUME_HOOK_KEY = 'pushary.agent-resume'

@@ -12,12 +12,9 @@
  *   ({@link resumeGenerateOf} calls it the right way).
  */
 import type { Mastra } from '@mastra/core/mastra'
-import type {
-  PusharyResumableAgent,
-  PusharySuspendedAgentRun,
-  PusharySuspendedToolCall,
-} from './agent-shapes.js'
-import { loadRunSnapshot } from './run-snapshot.js'
+import type { PusharySuspendedAgentRun, PusharySuspendedToolCall } from '../resume/dispatch-types.js'
+import { loadRunSnapshot } from '../resume/run-position.js'
+import type { PusharyResumableAgent } from './agent-shapes.js'
 
 /** The durable loop workflow whose snapshot holds the suspended tool calls. */
 const DURABLE_LOOP_WORKFLOW = 'durable-agentic-loop'

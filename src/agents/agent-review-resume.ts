@@ -15,6 +15,8 @@ import type { PusharyClient } from '../pushary/client.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
+import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from '../resume/claim-lease.js'
+import { storedStateResult } from '../resume/review-status.js'
 import { readReviewedDecision } from '../steps/decision-expiry.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import { type PusharyAgentReview, pusharyAgentReviewSchema } from '../store/review-schema.js'
@@ -26,9 +28,7 @@ import { claimRefused, endStale, releaseClaim, resumedByAnother } from './agent-
 import { resumeAgentReviewRun } from './agent-review-workflow.js'
 import type { PusharyResumableAgent } from './agent-shapes.js'
 import { autoResumedBy } from './auto-resume.js'
-import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from './claim-lease.js'
 import { withDurableApprovals } from './durable-approvals.js'
-import { storedStateResult } from './review-status.js'
 
 export type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
 
