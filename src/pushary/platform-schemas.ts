@@ -9,6 +9,7 @@ import { decisionParametersSchema } from './decision-schemas.js'
 import { externalIdSchema, idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { storableString } from './text-rules.js'
+import { lenientItems } from './wire-responses.js'
 
 const L = PUSHARY_LIMITS
 
@@ -276,15 +277,7 @@ export type ListedKey = z.output<typeof listedKeySchema>
  * const { keys } = keyListSchema.parse(body)
  */
 export const keyListSchema = z.object({
-  keys: z
-    .array(z.unknown())
-    .catch([])
-    .transform((items) =>
-      items.flatMap((item) => {
-        const parsed = listedKeySchema.safeParse(item)
-        return parsed.success ? [parsed.data] : []
-      }),
-    ),
+  keys: lenientItems(listedKeySchema),
 })
 /** @example const count = (l: KeyList) => l.keys.length */
 export type KeyList = z.output<typeof keyListSchema>

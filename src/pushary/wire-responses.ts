@@ -260,6 +260,19 @@ export const listedDecisionSchema = z
 /** @example const answered = (d: ListedDecision) => d.status === 'answered' */
 export type ListedDecision = z.output<typeof listedDecisionSchema>
 
+/** A list read leniently: a non-array is empty; a refused item is skipped, not fatal. @example lenientItems(itemSchema) */
+export function lenientItems<T extends z.ZodType>(item: T) {
+  return z
+    .array(z.unknown())
+    .catch([])
+    .transform((items) =>
+      items.flatMap((value) => {
+        const parsed = item.safeParse(value)
+        return parsed.success ? [parsed.data as z.output<T>] : []
+      }),
+    )
+}
+
 /**
  * Response of `GET /decisions` (one page). An item that is not an object is
  * skipped rather than failing the page.
@@ -268,15 +281,7 @@ export type ListedDecision = z.output<typeof listedDecisionSchema>
  * const page = decisionListSchema.parse(body)
  */
 export const decisionListSchema = z.object({
-  decisions: z
-    .array(z.unknown())
-    .catch([])
-    .transform((items) =>
-      items.flatMap((item) => {
-        const parsed = listedDecisionSchema.safeParse(item)
-        return parsed.success ? [parsed.data] : []
-      }),
-    ),
+  decisions: lenientItems(listedDecisionSchema),
   nextCursor: text,
 })
 /** @example const next = (p: DecisionList) => p.nextCursor */
