@@ -206,7 +206,7 @@ export async function runDevCommand(argv: readonly string[], io: CommandIo): Pro
       ? ['', 'Shown once: later starts hide the API key and webhook secret unless you pass --show-secrets.']
       : []),
     '',
-    'Enrol a phone: POST /enroll {"externalId":"<customer>"}; the single-use link is printed here with a QR code.',
+    'Enrol a phone: npx pushary-mastra connect <customer> (with the two exports above), or POST /enroll; the single-use link is printed with a QR code.',
     'Enrolled phones: pushary-mastra devices list | revoke <deviceId>',
   ]
   const host = options.host ?? '127.0.0.1'
