@@ -113,8 +113,10 @@ describe('DurableAgent', () => {
         ),
         answerNext(env.client, d.externalId, answer),
       ])
-      // The binding carries the exact arguments, restored from the durable loop's snapshot.
-      expect(decision.question).toContain('"orderId":"o1"')
+      // The binding carries the exact arguments, restored from the durable loop's snapshot;
+      // the person sees them as labelled parameters, not JSON in the question.
+      expect(decision.question).toBe('Approve issueRefund?')
+      expect(decision.parameters).toMatchObject({ orderId: 'o1' })
       expect(outcome.resolved).toHaveLength(1)
       expect(outcome.resolved[0]).toMatchObject({ approved: answer === 'yes', toolName: 'issueRefund' })
       expect(outcome.pending).toEqual([])
