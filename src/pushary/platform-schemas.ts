@@ -9,7 +9,7 @@ import { decisionParametersSchema } from './decision-schemas.js'
 import { externalIdSchema, idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { storableString } from './text-rules.js'
-import { lenientItems } from './wire-responses.js'
+import { lenientItems, optionalText, rawEnum, text } from './wire-responses.js'
 
 const L = PUSHARY_LIMITS
 
@@ -60,14 +60,6 @@ export const issueKeyInputSchema = z.object({
 })
 /** @example const input: IssueKeyInput = { externalId: 'customer_1', expiresInSeconds: 3600 } */
 export type IssueKeyInput = z.input<typeof issueKeyInputSchema>
-
-const text = z
-  .string()
-  .nullish()
-  .catch(null)
-  .transform((value) => value ?? null)
-const optionalText = z.string().optional().catch(undefined)
-const rawEnum = z.string().nullish().catch(null)
 
 const REFUSALS = ['not_authorized', 'action_mismatch', 'expired', 'already_consumed'] as const
 /**

@@ -36,15 +36,15 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set(decisionTypeSchema.options)
 
 // Lenient readers: a response field that is absent, null or of an unexpected
 // shape reads as "not given" instead of failing the whole response.
-const text = z
+export const text = z
   .string()
   .nullish()
   .catch(null)
   .transform((value) => value ?? null)
-const optionalText = z.string().optional().catch(undefined)
+export const optionalText = z.string().optional().catch(undefined)
 const optionalNumber = z.number().optional().catch(undefined)
 const optionalBoolean = z.boolean().optional().catch(undefined)
-const rawEnum = z.string().nullish().catch(null)
+export const rawEnum = z.string().nullish().catch(null)
 
 // A question is required on the wire; a missing one reads as '' (which no
 // binding check accepts).
