@@ -22,11 +22,15 @@ export interface PusharyDevServerLimits {
    */
   maxConnectionsPerClient?: number
   /**
-   * Sockets from one client address that have not yet sent complete request
-   * headers; further ones are closed on accept. Default a quarter of
-   * `maxConnections`, at most 32.
+   * Sockets from one client address that are still without complete request
+   * headers `slowAfterMs` after they connected (the slowloris shape); a socket
+   * that becomes slow over this share is closed, and new ones are closed on
+   * accept while the share is full. A burst of prompt requests never counts.
+   * Default a quarter of `maxConnections`, at most 32.
    */
   maxSlowPerClient?: number
+  /** How long a socket may take to send its request headers before it counts as slow. Default 1 000 ms (at most `headersTimeoutMs`). */
+  slowAfterMs?: number
   /** Time a client has to send the request headers. Default 10 000 ms. */
   headersTimeoutMs?: number
   /** Time a client has to send the whole request (not the response, so long-polls are unaffected). Default 30 000 ms. */
@@ -56,6 +60,7 @@ export function resolveLimits(limits: PusharyDevServerLimits = {}): ResolvedLimi
     maxConnectionsPerClient:
       limits.maxConnectionsPerClient ?? Math.max(1, Math.floor((maxConnections * 3) / 4)),
     maxSlowPerClient: limits.maxSlowPerClient ?? Math.max(1, Math.min(32, Math.floor(maxConnections / 4))),
+    slowAfterMs: Math.min(headersTimeoutMs, limits.slowAfterMs ?? 1_000),
     headersTimeoutMs,
     requestTimeoutMs: Math.max(headersTimeoutMs, limits.requestTimeoutMs ?? 30_000),
     keepAliveTimeoutMs: limits.keepAliveTimeoutMs ?? 5_000,
@@ -117,26 +122,37 @@ function clientOf(socket: import('node:net').Socket): string {
 }
 
 /**
- * Caps what one client address may hold: open sockets, and sockets that have
- * not yet sent their request headers (the slowloris shape). The server-wide
- * cap alone lets one client fill every slot with half-open sockets until the
- * header timeout cuts them; with this, the sockets over a client's share are
- * closed on accept and everyone else still gets in.
+ * Caps what one client address may hold: open sockets, and sockets that are
+ * still without their request headers a moment after they connected (the
+ * slowloris shape). The server-wide cap alone lets one client fill every slot
+ * with half-open sockets until the header timeout cuts them; with this, the
+ * sockets over a client's share are closed and everyone else still gets in.
+ * A socket counts as slow only after `slowAfterMs`, so a client opening many
+ * connections at once for prompt requests (a batch of creates, many
+ * long-polls) is never refused for it.
  *
  * @example
  * limitConnectionsPerClient(server, resolveLimits())
  */
 export function limitConnectionsPerClient(
   server: ConnectionSource,
-  limits: Pick<ResolvedLimits, 'maxConnectionsPerClient' | 'maxSlowPerClient'>,
+  limits: Pick<ResolvedLimits, 'maxConnectionsPerClient' | 'maxSlowPerClient' | 'slowAfterMs'>,
 ): void {
   const open = new Map<string, number>()
   const slow = new Map<string, number>()
-  const waiting = new WeakSet<import('node:net').Socket>()
+  // Sockets still without headers: the timer that marks them slow, and whether it has.
+  const waiting = new WeakMap<import('node:net').Socket, { timer: NodeJS.Timeout; slow: boolean }>()
   const add = (map: Map<string, number>, key: string, by: number) => {
     const next = (map.get(key) ?? 0) + by
     if (next <= 0) map.delete(key)
     else map.set(key, next)
+  }
+  const settle = (socket: import('node:net').Socket, client: string) => {
+    const entry = waiting.get(socket)
+    if (!entry) return
+    waiting.delete(socket)
+    clearTimeout(entry.timer)
+    if (entry.slow) add(slow, client, -1)
   }
   server.on('connection', (socket) => {
     const client = clientOf(socket)
@@ -148,16 +164,26 @@ export function limitConnectionsPerClient(
       return
     }
     add(open, client, 1)
-    add(slow, client, 1)
-    waiting.add(socket)
+    const entry = {
+      slow: false,
+      timer: setTimeout(() => {
+        if (waiting.get(socket) !== entry) return
+        if ((slow.get(client) ?? 0) >= limits.maxSlowPerClient) {
+          socket.destroy()
+          return
+        }
+        entry.slow = true
+        add(slow, client, 1)
+      }, limits.slowAfterMs),
+    }
+    entry.timer.unref()
+    waiting.set(socket, entry)
     socket.once('close', () => {
       add(open, client, -1)
-      if (waiting.delete(socket)) add(slow, client, -1)
+      settle(socket, client)
     })
   })
   // Headers complete: the socket is no longer a slow one (a keep-alive
   // socket's later requests are bounded by the keep-alive timeout).
-  server.on('request', (request) => {
-    if (waiting.delete(request.socket)) add(slow, clientOf(request.socket), -1)
-  })
+  server.on('request', (request) => settle(request.socket, clientOf(request.socket)))
 }

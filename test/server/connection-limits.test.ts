@@ -3,6 +3,7 @@
  * streams cannot starve legitimate requests. Real sockets against the real
  * server, with small limits so the test stays quick.
  */
+import { get } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Harness, startHarness } from './service-harness.js'
@@ -147,5 +148,29 @@ describe('connection limits', () => {
     expect(response.status).toBe('pending')
     expect(Date.now() - started).toBeLessThan(2_000)
     expect(closedCount).toBeLessThan(200)
+  })
+
+  it('serves a burst of prompt requests from one client on their own sockets (a batch, many long-polls)', async () => {
+    // Default limits: 32 slow sockets per client. 150 sockets opened at once, each sending its
+    // headers at once, are never slow, so none is refused.
+    harness = await startHarness('burst')
+    const { hostname, port } = new URL(harness.server.url)
+    const statuses = await Promise.all(
+      Array.from(
+        { length: 150 },
+        () =>
+          new Promise<number | string>((resolve) => {
+            const request = get(
+              { host: hostname, port: Number(port), path: '/review', agent: false },
+              (response) => {
+                response.resume()
+                resolve(response.statusCode ?? 0)
+              },
+            )
+            request.on('error', (error) => resolve(error.message))
+          }),
+      ),
+    )
+    expect(statuses.filter((status) => typeof status !== 'number')).toEqual([])
   })
 })
