@@ -167,7 +167,6 @@ export function limitConnectionsPerClient(
     const entry = {
       slow: false,
       timer: setTimeout(() => {
-        if (waiting.get(socket) !== entry) return
         if ((slow.get(client) ?? 0) >= limits.maxSlowPerClient) {
           socket.destroy()
           return
