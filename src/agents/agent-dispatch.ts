@@ -7,7 +7,7 @@ import type { Mastra } from '@mastra/core/mastra'
 
 import type { PusharyDispatchResult } from '../resume/dispatch-types.js'
 import type { DispatchContext } from '../resume/review-kinds.js'
-import { claimLease } from '../resume/review-resumer.js'
+import { claimLease } from '../resume/review-kinds.js'
 import { type PusharyCapabilityProblem, runProblem } from '../resume/worker-capability.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from './agent-binding.js'

@@ -15,18 +15,13 @@ import type { PusharyWorkflowReview } from '../store/review-schema.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { restartRunForRecovery } from './resume-guard.js'
-import type { DispatchContext } from './review-kinds.js'
-import {
-  claimLease,
-  configurationProblem,
-  endReview,
-  resumeClaimed,
-  resumePendingReview,
-  type VerifiedAnswer,
-  verifiedAnswer,
-} from './review-resumer.js'
+import { endReview } from './review-endings.js'
+import { claimLease, type DispatchContext } from './review-kinds.js'
+import { resumeClaimed, resumePendingReview } from './review-resumer.js'
 import { settledResult } from './review-status.js'
 import { approvalProgress, loadRunSnapshot, type RunSnapshotView } from './run-position.js'
+import { type VerifiedAnswer, verifiedAnswer } from './verified-answer.js'
+import { checkedCapability } from './worker-capability.js'
 
 const workflowContextSchema = z.object({
   pushary: z.literal('workflow-step'),
@@ -102,8 +97,8 @@ async function recoverClaimed(
   review: PusharyWorkflowReview,
 ): Promise<PusharyDispatchResult> {
   const decisionId = review.decisionId
-  const misconfigured = await configurationProblem(context, review)
-  if (misconfigured) return misconfigured
+  const problem = await checkedCapability(context.mastra, review, context.kinds.agent.capabilityProblem)
+  if (problem) return { status: 'misconfigured', decisionId, ...problem }
   const verified = await verifiedAnswer(context, review)
   if ('status' in verified) return verified
   const refused = await takeOver(context, decisionId)

@@ -70,3 +70,13 @@ export class PusharyResumeError extends PusharyError {
 export function isPusharyResumeError(value: unknown): value is PusharyResumeError {
   return value instanceof PusharyResumeError
 }
+
+/**
+ * The message of anything thrown, for a result's `reason`.
+ *
+ * @example
+ * return { status: 'error', decisionId, reason: errorMessage(error) }
+ */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

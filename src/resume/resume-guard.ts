@@ -6,8 +6,11 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { RequestContext } from '@mastra/core/request-context'
 import { PUSHARY_RECOVERY_CONTEXT_KEY } from '../steps/approval-step.js'
-import { PusharyResumeError } from './resume-error.js'
+import { isPusharyResumeError, PusharyResumeError } from './resume-error.js'
 import {
+  type ApprovalLocation,
+  type ApprovalProgress,
+  approvalProgress,
   isStillSuspended,
   loadRunSnapshot,
   type PusharyResumeRequest,
@@ -95,6 +98,37 @@ export async function resumePusharyApproval(request: PusharyResumeRequest): Prom
       }
       await sleep(Math.min(50 * 2 ** attempt, 500))
     }
+  }
+}
+
+/**
+ * What became of one resume: it went through, Mastra or storage threw, or it
+ * was refused before anything ran, with where the approval stands after the
+ * refusal (read again: a refusal may mean another resume already ran it).
+ */
+export type PusharyResumeAttempt =
+  | { outcome: PusharyResumeOutcome }
+  | { failed: unknown }
+  | { refused: PusharyResumeError; progress: ApprovalProgress }
+
+/**
+ * {@link resumePusharyApproval} for the resume path: nothing is thrown, every
+ * ending is a {@link PusharyResumeAttempt}.
+ *
+ * @example
+ * const attempt = await attemptResume(request, review)
+ * if ('refused' in attempt && attempt.progress === 'completed') completeElsewhere()
+ */
+export async function attemptResume(
+  request: PusharyResumeRequest,
+  location: ApprovalLocation,
+): Promise<PusharyResumeAttempt> {
+  try {
+    return { outcome: await resumePusharyApproval(request) }
+  } catch (error) {
+    if (!isPusharyResumeError(error)) return { failed: error }
+    const snapshot = await loadRunSnapshot(request.mastra, request.workflowId, request.runId)
+    return { refused: error, progress: snapshot ? approvalProgress(snapshot, location) : 'ended' }
   }
 }
 

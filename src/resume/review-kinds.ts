@@ -1,5 +1,5 @@
 /**
- * What every part of the resume path shares, and the kinds of review it
+ * What every part of the resume path shares (collaborators and timing), and the kinds of review it
  * resumes without owning them. A workflow step's review is resumed here; a
  * multi-item parent (the workflows room) and an agent review (the agents
  * room) register how they are resumed, settled and recovered, so the
@@ -9,6 +9,7 @@ import type { Mastra } from '@mastra/core/mastra'
 import type { PusharyClient } from '../pushary/client.js'
 import type { PusharyAgentReview, PusharyBatchParentReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
+import { DEFAULT_CLAIM_LEASE_MS } from './claim-lease.js'
 import type {
   PusharyDispatcherOptions,
   PusharyDispatchResult,
@@ -67,4 +68,23 @@ export interface DispatchContext {
   store: PusharyReviewStore
   options: PusharyDispatcherOptions
   kinds: ReviewKinds
+}
+
+/** The claim lease this dispatcher uses. */
+export function claimLease(context: DispatchContext): number {
+  return context.options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS
+}
+
+/** How long a resume waits out another resume of the same run, when configured. */
+export function conflictOption(context: DispatchContext): { conflictTimeoutMs?: number } {
+  const ms = context.options.conflictTimeoutMs
+  return ms === undefined ? {} : { conflictTimeoutMs: ms }
+}
+
+/** Timing options of the multi-item parent calls: the resume conflict wait and the claim lease. */
+export function parentOptions(context: DispatchContext): {
+  conflictTimeoutMs?: number
+  claimLeaseMs: number
+} {
+  return { ...conflictOption(context), claimLeaseMs: claimLease(context) }
 }

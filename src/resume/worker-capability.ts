@@ -14,7 +14,13 @@ import type {
   PusharyWorkflowReview,
 } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
-import { loadRunSnapshot, type RunSnapshotView } from './run-position.js'
+import { errorMessage } from './resume-error.js'
+import {
+  type ApprovalProgress,
+  approvalProgress,
+  loadRunSnapshot,
+  type RunSnapshotView,
+} from './run-position.js'
 
 /**
  * What a worker lacks for one review: `workflow` (the review's workflow),
@@ -197,6 +203,58 @@ export async function capabilityProblem(
 ): Promise<PusharyCapabilityProblem | null> {
   if (review.target !== 'agent') return workflowCapabilityProblem(mastra, review)
   return (await storageProblem(mastra)) ?? checkAgent(mastra, review)
+}
+
+function storageUnreadable(error: unknown): PusharyCapabilityProblem {
+  return { missing: 'storage', reason: `this process cannot read its Mastra storage: ${errorMessage(error)}` }
+}
+
+/**
+ * {@link capabilityProblem} for a resume or a recovery: an error in this
+ * process's own configuration (a workflow of the review not registered here,
+ * Mastra on no or another storage, the agent or its tool missing, storage
+ * that cannot be read) is never a verdict about the review. Checked before
+ * any claim; the caller reports it as retryable `misconfigured`.
+ *
+ * @example
+ * const problem = await checkedCapability(mastra, review, agentCapabilityProblem)
+ */
+export async function checkedCapability(
+  mastra: Mastra,
+  review: PusharyReview,
+  checkAgent: AgentCapabilityCheck,
+): Promise<PusharyCapabilityProblem | null> {
+  try {
+    return await capabilityProblem(mastra, review, checkAgent)
+  } catch (error) {
+    return storageUnreadable(error)
+  }
+}
+
+/**
+ * {@link workflowCapability} for a workflow step's resume, with where its
+ * approval stands in that one read of the run: the read the resume decides
+ * from before its claim.
+ *
+ * @example
+ * const position = await checkedWorkflowPosition(mastra, review)
+ * if (position.problem === null && position.progress === 'suspended') claim()
+ */
+export async function checkedWorkflowPosition(
+  mastra: Mastra,
+  review: PusharyWorkflowReview,
+): Promise<
+  | { problem: PusharyCapabilityProblem }
+  | { problem: null; snapshot: RunSnapshotView; progress: ApprovalProgress }
+> {
+  let checked: Awaited<ReturnType<typeof workflowCapability>>
+  try {
+    checked = await workflowCapability(mastra, review)
+  } catch (error) {
+    return { problem: storageUnreadable(error) }
+  }
+  if (checked.problem) return checked
+  return { problem: null, snapshot: checked.snapshot, progress: approvalProgress(checked.snapshot, review) }
 }
 
 /**

@@ -7,15 +7,10 @@
  */
 import { takeOverClaim, whileHoldingClaim } from '../resume/claim-lease.js'
 import type { PusharyDispatchResult } from '../resume/dispatch-types.js'
+import { errorMessage } from '../resume/resume-error.js'
 import { restartRunForRecovery } from '../resume/resume-guard.js'
-import type { DispatchContext } from '../resume/review-kinds.js'
-import {
-  claimLease,
-  conflictOption,
-  endReview,
-  errorMessage,
-  parentOptions,
-} from '../resume/review-resumer.js'
+import { endReview } from '../resume/review-endings.js'
+import { claimLease, conflictOption, type DispatchContext, parentOptions } from '../resume/review-kinds.js'
 import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-position.js'
 import type { PusharyBatchParentReview } from '../store/review-schema.js'
 import { resumeBatchParent, settleBatchParent } from './batch-parent.js'

@@ -1,0 +1,193 @@
+/**
+ * How a claimed workflow review ends: `completed`, `stale`, `uncertain`, or
+ * released back to `pending` when provably nothing ran. Every write that
+ * fails is reported (`persistenceError`), never thrown, so an outcome is
+ * never lost.
+ */
+import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import type { PusharyDispatchResult } from './dispatch-types.js'
+import { errorMessage } from './resume-error.js'
+import type { PusharyResumeAttempt } from './resume-guard.js'
+import { type DispatchContext, parentOptions } from './review-kinds.js'
+import type { VerifiedAnswer } from './verified-answer.js'
+
+/**
+ * Ends a claimed review and reports it. A failed write leaves the claim
+ * `resuming` (visible as `busy`) and is reported as `persistenceError`.
+ *
+ * @example
+ * return endReview(context, decisionId, 'uncertain', 'recovery found no snapshot of the run')
+ */
+export async function endReview(
+  context: DispatchContext,
+  decisionId: string,
+  state: 'stale' | 'uncertain',
+  reason: string,
+): Promise<PusharyDispatchResult> {
+  try {
+    await context.store.finish(decisionId, state, reason)
+    return { status: state, decisionId, reason }
+  } catch (error) {
+    return { status: state, decisionId, reason, persistenceError: errorMessage(error) }
+  }
+}
+
+/**
+ * Ends a claimed review `stale`; for a multi-item child, also settles its
+ * parent (the stale item counts as not approved), so the parent never waits
+ * on an item that will never resume.
+ *
+ * @example
+ * return endStale(context, review, 'the run is success and no longer waits on this decision')
+ */
+export async function endStale(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+  reason: string,
+): Promise<PusharyDispatchResult> {
+  const result = await endReview(context, review.decisionId, 'stale', reason)
+  if (result.status !== 'stale' || !review.parent || result.persistenceError) return result
+  try {
+    const parent = await context.kinds.parent.settle({
+      mastra: context.mastra,
+      store: context.store,
+      parent: review.parent,
+      ...parentOptions(context),
+    })
+    return { ...result, parent }
+  } catch (error) {
+    return { ...result, parent: { status: 'failed', reason: errorMessage(error) } }
+  }
+}
+
+/** Releases a claim whose resume provably ran nothing; the answer is retried. */
+async function releaseReview(
+  context: DispatchContext,
+  decisionId: string,
+  reason: string,
+): Promise<PusharyDispatchResult> {
+  try {
+    await context.store.finish(decisionId, 'pending', reason)
+    return { status: 'pending', decisionId, reason }
+  } catch (error) {
+    return { status: 'uncertain', decisionId, reason, persistenceError: errorMessage(error) }
+  }
+}
+
+/**
+ * A review whose target finished without the dispatcher (a direct resume
+ * that the step verified against the service): the approval executed, so
+ * the review is recorded `completed` with the reason, never `stale`.
+ *
+ * @example
+ * if (progress === 'completed') return completeElsewhere(context, decisionId, 'resumed outside the dispatcher')
+ */
+export async function completeElsewhere(
+  context: DispatchContext,
+  decisionId: string,
+  reason: string,
+): Promise<PusharyDispatchResult> {
+  try {
+    await context.store.finish(decisionId, 'completed', reason)
+    return { status: 'duplicate', decisionId, reason }
+  } catch (error) {
+    return { status: 'uncertain', decisionId, reason, persistenceError: errorMessage(error) }
+  }
+}
+
+/** Refusals after which nothing ran and the same answer may be retried. */
+const RETRY_LATER: ReadonlySet<string> = new Set(['resume_conflict', 'no_storage', 'unknown_workflow'])
+
+/**
+ * Ends a claimed review after its resume: `completed` (then its multi-item
+ * parent settles and `onResumed` runs), released when nothing ran, `stale`
+ * when the target is gone, `uncertain` when what ran is unknown.
+ *
+ * @example
+ * return endResumedReview(context, review, verified, await attemptResume(request, review))
+ */
+export async function endResumedReview(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+  verified: VerifiedAnswer,
+  attempt: PusharyResumeAttempt,
+): Promise<PusharyDispatchResult> {
+  const { store, options } = context
+  const decisionId = review.decisionId
+  if ('failed' in attempt) return endReview(context, decisionId, 'uncertain', errorMessage(attempt.failed))
+  if ('refused' in attempt) {
+    // Refused before Mastra ran anything; the attempt says what became of the target.
+    if (attempt.progress === 'completed') {
+      return completeElsewhere(
+        context,
+        decisionId,
+        'the step was resumed outside the dispatcher with this answer',
+      )
+    }
+    if (RETRY_LATER.has(attempt.refused.code))
+      return releaseReview(context, decisionId, attempt.refused.message)
+    return endStale(context, review, attempt.refused.message)
+  }
+  const { outcome } = attempt
+  if (outcome.stillSuspended) {
+    // The step suspended itself again (e.g. it could not re-read its
+    // decision): it returned nothing, so nothing after it ran. Retry later.
+    return releaseReview(context, decisionId, 'the step is still suspended after the resume; nothing ran')
+  }
+  if (outcome.result.status === 'failed') {
+    // A failed run never finishes a review `completed`: what ran of it is
+    // for an operator to confirm (`reviews show`, then `reviews recover`).
+    const cause = (outcome.result.error as { message?: string } | undefined)?.message
+    return endReview(
+      context,
+      decisionId,
+      'uncertain',
+      `the run ended failed after the resume${cause ? ` (${cause})` : ''}; confirm which of its steps ran, then reviews recover ${decisionId} completed|stale`,
+    )
+  }
+  try {
+    await store.finish(decisionId, 'completed')
+  } catch (error) {
+    return {
+      status: 'uncertain',
+      decisionId,
+      reason: 'the run resumed but the review could not be finished',
+      persistenceError: errorMessage(error),
+    }
+  }
+  const resumed: PusharyDispatchResult = {
+    status: 'resumed',
+    decisionId,
+    workflowId: review.workflowId,
+    runId: review.runId,
+    answer: verified.answer,
+    runStatus: outcome.result.status,
+  }
+  if (review.parent) {
+    // The child is done whatever happens to its parent; a failure here is
+    // reported, and the next child's settle (or reconcile) retries it.
+    try {
+      resumed.parent = await context.kinds.parent.settle({
+        mastra: context.mastra,
+        store,
+        parent: review.parent,
+        ...parentOptions(context),
+      })
+    } catch (error) {
+      resumed.parent = { status: 'failed', reason: errorMessage(error) }
+    }
+  }
+  if (options.onResumed) {
+    try {
+      await options.onResumed({
+        review,
+        answer: verified.answer,
+        runStatus: outcome.result.status,
+        runResult: outcome.result.result,
+      })
+    } catch (error) {
+      resumed.hookError = errorMessage(error)
+    }
+  }
+  return resumed
+}
