@@ -149,6 +149,17 @@ describe('callback bodies are capped before any parsing', () => {
     }
   })
 
+  it('answers 400, not a retryable 503, to a signed callback whose decision id is blank', async () => {
+    const body = JSON.stringify({ correlationId: '   ', answer: 'yes', answeredAt: null })
+    const response = await fetch(`http://127.0.0.1:${port}/dispatcher`, {
+      method: 'POST',
+      headers: { [SIGNATURE_HEADER]: signWebhookBody(body, secret) },
+      body,
+    })
+    expect(response.status).toBe(400)
+    expect(await response.json()).toEqual({ error: 'invalid_callback_body', field: 'decisionId' })
+  })
+
   it('still verifies and reads a normal signed callback through the adapter', async () => {
     const body = JSON.stringify({ correlationId: 'dec_ok', answer: 'yes', answeredAt: null })
     const ok = await fetch(`http://127.0.0.1:${port}/adapter`, {
