@@ -98,6 +98,15 @@ const RECOVERY_EVENTS: Record<ReviewRecoveryOutcome, ReviewEventType> = {
 
 const MAX_LIST_LIMIT = 1000
 
+// Argument schemas are built once here, not per call: a store call sits on
+// every resume, and building a zod schema costs more than checking with it.
+const optionalIdSchema = idSchema.optional()
+const optionalTextSchema = z.string().optional()
+const finishStateSchema = z.enum(['pending', 'completed', 'stale', 'uncertain'])
+const recoveryOutcomeSchema = z.enum(['completed', 'stale', 'pending'])
+const claimTimeSchema = z.iso.datetime()
+const listLimitSchema = z.number().int().min(1).max(MAX_LIST_LIMIT)
+
 function checked<T>(schema: z.ZodType<T>, value: unknown, operation: string, field: string): T {
   const parsed = schema.safeParse(value)
   if (parsed.success) return parsed.data
@@ -227,7 +236,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
       open('claim', async () => {
         const id = checked(idSchema, decisionId, 'claim', 'decisionId')
         const run = checked(idSchema, runId, 'claim', 'runId')
-        const why = checked(idSchema.optional(), reason, 'claim', 'reason') ?? null
+        const why = checked(optionalIdSchema, reason, 'claim', 'reason') ?? null
         try {
           return await driver.write('claim', run, async (tx): Promise<ReviewClaimResult> => {
             const row = await tx.selectForUpdate(id)
@@ -265,20 +274,15 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     finish: (decisionId, state, reason) =>
       open('finish', async () => {
         const id = checked(idSchema, decisionId, 'finish', 'decisionId')
-        const target = checked(
-          z.enum(['pending', 'completed', 'stale', 'uncertain']),
-          state,
-          'finish',
-          'state',
-        )
-        const why = checked(z.string().optional(), reason, 'finish', 'reason')
+        const target = checked(finishStateSchema, state, 'finish', 'state')
+        const why = checked(optionalTextSchema, reason, 'finish', 'reason')
         await transition('finish', id, FINISH_EVENTS[target], why ?? null)
       }),
 
     recover: (decisionId, outcome, reason) =>
       open('recover', async () => {
         const id = checked(idSchema, decisionId, 'recover', 'decisionId')
-        const target = checked(z.enum(['completed', 'stale', 'pending']), outcome, 'recover', 'outcome')
+        const target = checked(recoveryOutcomeSchema, outcome, 'recover', 'outcome')
         const why = checked(idSchema, reason, 'recover', 'reason')
         await transition('recover', id, RECOVERY_EVENTS[target], why)
       }),
@@ -286,7 +290,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     reclaim: (decisionId, since, reason) =>
       open('reclaim', async () => {
         const id = checked(idSchema, decisionId, 'reclaim', 'decisionId')
-        const seen = checked(z.iso.datetime(), since, 'reclaim', 'since')
+        const seen = checked(claimTimeSchema, since, 'reclaim', 'since')
         const why = checked(idSchema, reason, 'reclaim', 'reason')
         return driver.write('reclaim', null, async (tx) => {
           const row = await tx.selectForUpdate(id)
@@ -322,7 +326,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     keepAlive: (decisionId, since) =>
       open('keepAlive', async () => {
         const id = checked(idSchema, decisionId, 'keepAlive', 'decisionId')
-        const seen = checked(z.iso.datetime(), since, 'keepAlive', 'since')
+        const seen = checked(claimTimeSchema, since, 'keepAlive', 'since')
         return driver.write('keepAlive', null, async (tx) => {
           const row = await tx.selectForUpdate(id)
           if (row?.state !== 'resuming' || row.stateChangedAt !== seen) return null
@@ -335,12 +339,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     listByState: (state, options) =>
       open('listByState', async () => {
         const wanted = checked(reviewStateSchema, state, 'listByState', 'state')
-        const limit = checked(
-          z.number().int().min(1).max(MAX_LIST_LIMIT),
-          options?.limit,
-          'listByState',
-          'limit',
-        )
+        const limit = checked(listLimitSchema, options?.limit, 'listByState', 'limit')
         const after =
           options?.after === undefined ? null : checked(idSchema, options.after, 'listByState', 'after')
         const rows = await driver.selectByState(wanted, limit, after)
