@@ -47,7 +47,7 @@ export function migration(s: string): string[] {
   ]
 }
 
-export /**
+/**
  * The claim as one statement, one round trip in autocommit: the row read
  * (for the result), the compare-and-set and the history row. Under READ
  * COMMITTED a concurrent claim of the same row makes the UPDATE wait for it
@@ -57,7 +57,7 @@ export /**
  * wait and then fail (23505, reported `busy`). The history row is written by
  * the same statement, so it exists exactly when the state moved.
  */
-function claimStatement(s: string): string {
+export function claimStatement(s: string): string {
   return `WITH target AS (
       SELECT run_id, state FROM ${s}.pushary_reviews WHERE decision_id = $1
     ), claimed AS (
