@@ -104,7 +104,7 @@ function cpuTable(shares: readonly CpuShare[], resumes: number): string {
   const rest = kept.slice(14).reduce((total, share) => total + share.msPerResume, 0)
   return [
     '',
-    `Sampled CPU profile of ${resumes} \`resumeDecision\` calls (200 µs sampling, only the resume itself; the profiler's own start/stop excluded), self time grouped by package or module:`,
+    `Sampled CPU profile of ${resumes} \`resumeDecision\` calls (200 µs sampling, only the resume itself; the profiler's own start/stop excluded), self time grouped by package or module, native frames charged to the package that called them:`,
     '',
     '| where | ms per resume | share |',
     '|---|---:|---:|',

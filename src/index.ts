@@ -107,6 +107,7 @@ export type {
   PusharyPgPool,
   PusharyPgPoolClient,
   PusharyPgResult,
+  PusharyPgStatement,
 } from './store/postgres-store.js'
 export { PusharyStoreError } from './store/store-error.js'
 export type { PusharyStoreErrorCode } from './store/store-error.js'

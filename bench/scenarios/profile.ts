@@ -61,8 +61,14 @@ export async function countPerResume(env: BenchEnv, resumes: number): Promise<Ca
   ]
 }
 
+interface ProfileNode {
+  id: number
+  callFrame: { url: string; functionName: string }
+  children?: number[]
+}
+
 interface CpuProfile {
-  nodes: { id: number; callFrame: { url: string; functionName: string } }[]
+  nodes: ProfileNode[]
   samples: number[]
   timeDeltas: number[]
 }
@@ -86,6 +92,30 @@ function category(url: string, functionName: string): string {
   return local
 }
 
+/** Pseudo-frames of the profiler itself, and its own start/stop (`dispatch`), keep their own rows. */
+const OWN_ROWS = new Set(['(garbage collector)', '(idle)', '(program)', '(root)', 'dispatch'])
+
+/**
+ * A sample in native code is charged to the JavaScript that called it: the
+ * profiler names native addon frames after whatever symbol it finds nearby
+ * (libsql's statement step showed up as V8's `ParseTask` in one process and
+ * as `libsql_js::statement::Rows::js_next` in another), so the caller is the
+ * only reliable name for that time.
+ */
+function sampleCategory(
+  node: ProfileNode,
+  nodes: ReadonlyMap<number, ProfileNode>,
+  parents: ReadonlyMap<number, number>,
+): string {
+  const { url, functionName } = node.callFrame
+  if (url !== '' || OWN_ROWS.has(functionName)) return category(url, functionName)
+  for (let up = parents.get(node.id); up !== undefined; up = parents.get(up)) {
+    const caller = nodes.get(up)
+    if (caller && caller.callFrame.url !== '') return `${category(caller.callFrame.url, '')} (native code)`
+  }
+  return category(url, functionName)
+}
+
 export interface CpuShare {
   category: string
   msPerResume: number
@@ -106,10 +136,12 @@ export async function profileResumes(env: BenchEnv, resumes: number): Promise<Cp
     } finally {
       const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile }
       const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
+      const parents = new Map<number, number>()
+      for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id)
       profile.samples.forEach((id, index) => {
         const node = nodes.get(id)
         if (!node) return
-        const key = category(node.callFrame.url, node.callFrame.functionName)
+        const key = sampleCategory(node, nodes, parents)
         totals.set(key, (totals.get(key) ?? 0) + (profile.timeDeltas[index] ?? 0) / 1000)
       })
     }

@@ -215,16 +215,18 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
     }
     const names = Object.keys(columns)
     // ON CONFLICT DO NOTHING makes two racing creates with one key collapse
-    // into a single row; the loser reads the winner's decision.
+    // into a single row; the loser reads the winner's decision. RETURNING
+    // hands back the row as written, so a create reads nothing after it.
     return {
       sql: `INSERT INTO decisions (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})
-            ON CONFLICT (idempotency_key) DO NOTHING`,
+            ON CONFLICT (idempotency_key) DO NOTHING RETURNING ${COLUMNS}`,
       args: Object.values(columns),
     }
   }
-  /** What a committed insert left: the new row, or the one already holding its key. */
-  const readInserted = async (d: NewDecision, inserted: boolean): Promise<InsertOutcome> => {
-    if (!inserted && d.idempotencyKey !== null) {
+  /** What a committed insert left: the new row it returned, or the one already holding its key. */
+  const readInserted = async (d: NewDecision, written: Row | undefined): Promise<InsertOutcome> => {
+    if (written !== undefined) return { decision: toRecord(written), idempotent: false }
+    if (d.idempotencyKey !== null) {
       const existing = await getByIdempotencyKey(d.idempotencyKey)
       if (existing !== null) return { decision: existing, idempotent: true }
     }
@@ -234,7 +236,7 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
   }
   const insertAlone = async (d: NewDecision): Promise<InsertOutcome> => {
     const result = await db.execute(insertStatement(d))
-    return readInserted(d, result.rowsAffected > 0)
+    return readInserted(d, result.rows[0])
   }
 
   // Group commit. The commit's fsync is most of a create (the rest is a few
@@ -249,11 +251,11 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
   const insertGroup = async (group: NewDecision[]): Promise<Promise<InsertOutcome>[]> => {
     const only = group.length === 1 ? group[0] : undefined
     if (only) return [insertAlone(only)]
-    const inserted: boolean[] = []
+    const written: (Row | undefined)[] = []
     try {
       const tx = await db.transaction('write')
       try {
-        for (const d of group) inserted.push((await tx.execute(insertStatement(d))).rowsAffected > 0)
+        for (const d of group) written.push((await tx.execute(insertStatement(d))).rows[0])
         await tx.commit()
       } finally {
         tx.close()
@@ -261,7 +263,7 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
     } catch {
       return group.map(insertAlone)
     }
-    return group.map((d, index) => readInserted(d, inserted[index] === true))
+    return group.map((d, index) => readInserted(d, written[index]))
   }
 
   return {

@@ -69,6 +69,9 @@ const optionsSchema = z.object({
   sandboxOutcome: z.enum(['approve', 'deny', 'no_answer']).optional(),
 })
 
+// Built once: every run of the step (every resume included) reads its parent.
+const optionalParentSchema = pusharyReviewParentSchema.optional()
+
 /**
  * Request-context key `dispatcher.recover` sets (to the run ID) when it
  * restarts a run, so approval steps can tell a recovery restart from a start.
@@ -222,7 +225,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       // A batch item's parent is part of its binding (the context's group key);
       // Mastra restores the request context from the snapshot on resume.
       const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
-      const parsedParent = pusharyReviewParentSchema.optional().safeParse(parentRaw)
+      const parsedParent = optionalParentSchema.safeParse(parentRaw)
       const parent = parsedParent.data
       const binding = {
         workflowId,

@@ -1,19 +1,18 @@
 /**
  * The review store over PostgreSQL (`pg`), for resumers on several hosts. A
- * claim runs in one transaction that first takes a transaction-scoped
- * advisory lock on its run, so every claim of one run is serialized across
- * hosts; the row is then locked `FOR UPDATE` and moved with a conditional
- * update. A partial unique index keeps the one-active-review-per-run rule
- * true even for writers that bypass this code.
+ * claim is one prepared statement (one round trip, autocommit): a
+ * compare-and-set UPDATE on the row's state plus its history row; the
+ * partial unique index on active reviews is what keeps two reviews of one
+ * run from being resuming at once, across hosts and for writers that bypass
+ * this code. Other writes run in a transaction that locks the row `FOR
+ * UPDATE` (and, for `save`, takes a transaction-scoped advisory lock on the run).
  */
+
+import { ACTIVE, claimStatement, migration } from './postgres-sql.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
-import {
-  ActiveRunConflict,
-  createReviewStore,
-  type ReviewStoreDriver,
-  type ReviewWriteTransaction,
-} from './store-core.js'
+import { createReviewStore } from './store-core.js'
+import { ActiveRunConflict, type ReviewStoreDriver, type ReviewWriteTransaction } from './store-driver.js'
 import { PusharyStoreError } from './store-error.js'
 import { nullableText, type StoredTransitionRow, storedReviewRow } from './store-rows.js'
 
@@ -47,6 +46,19 @@ export interface PusharyPgPoolClient {
 }
 
 /**
+ * A named statement as `pg` takes it: prepared once per connection under
+ * `name`, then only bound and executed.
+ *
+ * @example
+ * await pool.query({ name: 'one', text: 'SELECT $1::int AS n', values: [1] } satisfies PusharyPgStatement)
+ */
+export interface PusharyPgStatement {
+  readonly name: string
+  readonly text: string
+  readonly values: unknown[]
+}
+
+/**
  * The part of a `pg.Pool` the store uses. Structural, so the published types
  * do not depend on `@types/pg`: a `pg.Pool` satisfies it without a cast.
  *
@@ -56,6 +68,7 @@ export interface PusharyPgPoolClient {
 export interface PusharyPgPool {
   connect(): Promise<PusharyPgPoolClient>
   query(text: string, values?: unknown[]): Promise<PusharyPgResult>
+  query(statement: PusharyPgStatement): Promise<PusharyPgResult>
   end(): Promise<void>
 }
 
@@ -70,47 +83,20 @@ export type PostgresReviewStoreOptions =
   | (PostgresCommonOptions & { readonly connectionString: string; readonly pool?: undefined })
   | (PostgresCommonOptions & { readonly pool: PusharyPgPool; readonly connectionString?: undefined })
 
-const ACTIVE = "('resuming', 'uncertain')"
 const RETRYABLE = new Set(['40001', '40P01'])
 const MAX_ATTEMPTS = 5
 
-function migration(s: string): string[] {
-  return [
-    `CREATE SCHEMA IF NOT EXISTS ${s}`,
-    `CREATE TABLE IF NOT EXISTS ${s}.pushary_reviews (
-      seq BIGSERIAL NOT NULL,
-      decision_id TEXT PRIMARY KEY,
-      run_id TEXT NOT NULL,
-      target TEXT NOT NULL,
-      binding TEXT NOT NULL,
-      state TEXT NOT NULL CHECK (state IN ('pending', 'resuming', 'completed', 'stale', 'uncertain')),
-      reason TEXT,
-      created_at TEXT NOT NULL,
-      state_changed_at TEXT NOT NULL
-    )`,
-    `CREATE INDEX IF NOT EXISTS pushary_reviews_run ON ${s}.pushary_reviews (run_id, state)`,
-    `CREATE INDEX IF NOT EXISTS pushary_reviews_state ON ${s}.pushary_reviews (state, state_changed_at, seq)`,
-    `CREATE UNIQUE INDEX IF NOT EXISTS pushary_reviews_one_active_per_run
-      ON ${s}.pushary_reviews (run_id) WHERE state IN ${ACTIVE}`,
-    `CREATE TABLE IF NOT EXISTS ${s}.pushary_review_transitions (
-      id BIGSERIAL PRIMARY KEY,
-      decision_id TEXT NOT NULL,
-      from_state TEXT,
-      to_state TEXT NOT NULL,
-      event TEXT,
-      reason TEXT,
-      at TEXT NOT NULL
-    )`,
-    `CREATE INDEX IF NOT EXISTS pushary_review_transitions_decision
-      ON ${s}.pushary_review_transitions (decision_id, id)`,
-    `CREATE TABLE IF NOT EXISTS ${s}.pushary_review_receipts (
-      id BIGSERIAL PRIMARY KEY,
-      decision_id TEXT NOT NULL,
-      received_at TEXT NOT NULL,
-      body TEXT NOT NULL
-    )`,
-    `CREATE INDEX IF NOT EXISTS pushary_review_receipts_decision ON ${s}.pushary_review_receipts (decision_id, id)`,
-  ]
+/** Runs `body` again after a serialization failure or a deadlock, a few times, with jitter. */
+async function retried<T>(body: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await body()
+    } catch (error) {
+      const code = sqlState(error)
+      if (code === undefined || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt))
+    }
+  }
 }
 
 function sqlState(error: unknown): string | undefined {
@@ -255,25 +241,42 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
   }
 
   let closed = false
+  const claimSql = claimStatement(s)
+  const claimName = `pushary-claim:${schemaName}`
   const driver: ReviewStoreDriver = {
     async write(_operation, runId, body) {
       await migrate()
-      for (let attempt = 1; ; attempt += 1) {
+      return retried(() =>
+        inTransaction(async (client) => {
+          if (runId !== null) {
+            await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+              `pushary-mastra:${schemaName}:${runId}`,
+            ])
+          }
+          return body(writeTransaction(client, s))
+        }),
+      )
+    },
+    async claimInOneStatement(claim) {
+      await migrate()
+      const pooled = await getPool()
+      const result = await retried(async () => {
         try {
-          return await inTransaction(async (client) => {
-            if (runId !== null) {
-              await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-                `pushary-mastra:${schemaName}:${runId}`,
-              ])
-            }
-            return body(writeTransaction(client, s))
+          return await pooled.query({
+            name: claimName,
+            text: claimSql,
+            values: [claim.decisionId, claim.runId, claim.from, claim.to, claim.reason, claim.at],
           })
         } catch (error) {
-          const code = sqlState(error)
-          if (code === undefined || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt))
+          if (sqlState(error) === '23505') {
+            throw new ActiveRunConflict('run already has an active review', { cause: error })
+          }
+          throw error
         }
-      }
+      })
+      const row = result.rows[0] as Record<string, unknown> | undefined
+      if (row === undefined) return null
+      return { runId: String(row.run_id), state: String(row.state), claimed: row.claimed === true }
     },
     async selectReview(decisionId) {
       const rows = await query(

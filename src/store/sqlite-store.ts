@@ -9,12 +9,8 @@ import { type Client, createClient, type InArgs, type Transaction } from '@libsq
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
-import {
-  ActiveRunConflict,
-  createReviewStore,
-  type ReviewStoreDriver,
-  type ReviewWriteTransaction,
-} from './store-core.js'
+import { createReviewStore } from './store-core.js'
+import { ActiveRunConflict, type ReviewStoreDriver, type ReviewWriteTransaction } from './store-driver.js'
 import { PusharyStoreError } from './store-error.js'
 import { nullableText, type StoredTransitionRow, storedReviewRow } from './store-rows.js'
 

@@ -8,22 +8,18 @@ import { z } from 'zod/v4'
 import {
   isTerminalReviewState,
   nextReviewState,
+  REVIEW_STATES,
   type ReviewEventType,
-  type ReviewState,
 } from '../machines/review-lifecycle.js'
 import { idSchema } from '../pushary/identity.js'
-import {
-  pusharyReviewSchema,
-  type ReviewReceipt,
-  reviewReceiptSchema,
-  reviewStateSchema,
-} from './review-schema.js'
+import { pusharyReviewSchema, reviewReceiptSchema, reviewStateSchema } from './review-schema.js'
 import type {
   PusharyReviewStore,
   ReviewClaimResult,
   ReviewFinishState,
   ReviewRecoveryOutcome,
 } from './review-store.js'
+import { ActiveRunConflict, type ReviewStoreDriver } from './store-driver.js'
 import { PusharyStoreError } from './store-error.js'
 import {
   bindingOf,
@@ -31,57 +27,8 @@ import {
   laterThan,
   parseRow,
   parseTransition,
-  type StoredReviewRow,
-  type StoredTransitionRow,
   sameBinding,
 } from './store-rows.js'
-
-/** The statements a write transaction offers. Every method runs inside the driver's transaction. */
-export interface ReviewWriteTransaction {
-  /** The row, locked for the rest of the transaction where the database can lock rows. */
-  selectForUpdate(decisionId: string): Promise<StoredReviewRow | null>
-  /** Inserts a pending row unless the decision ID exists; `true` when inserted. */
-  insertPending(row: StoredReviewRow & { readonly target: string; readonly at: string }): Promise<boolean>
-  /** Whether any review of the run is `resuming` or `uncertain`. */
-  runHasActiveReview(runId: string): Promise<boolean>
-  /** Compare-and-set: `true` only when the row was in `from` and is now in `to`. */
-  setState(
-    decisionId: string,
-    from: ReviewState,
-    to: ReviewState,
-    reason: string | null,
-    at: string,
-  ): Promise<boolean>
-  appendTransition(row: StoredTransitionRow): Promise<void>
-}
-
-/**
- * One database's half of a store. `write` runs `body` in one transaction that
- * is serialized with every other write touching `runId` (all writes, when the
- * database can only lock the whole file), across processes and hosts.
- */
-export interface ReviewStoreDriver {
-  write<T>(
-    operation: string,
-    runId: string | null,
-    body: (tx: ReviewWriteTransaction) => Promise<T>,
-  ): Promise<T>
-  selectReview(decisionId: string): Promise<StoredReviewRow | null>
-  /** Rows in `state`, longest in it first; when `after` names a row still in `state`, only rows after it. */
-  selectByState(state: ReviewState, limit: number, after: string | null): Promise<StoredReviewRow[]>
-  selectHistory(decisionId: string): Promise<StoredTransitionRow[]>
-  insertReceipt(receipt: ReviewReceipt): Promise<void>
-  selectReceipts(decisionId: string): Promise<ReviewReceipt[]>
-  close(): Promise<void>
-}
-
-/**
- * Thrown by a driver when the database itself refused a second active review
- * in one run (the partial unique index). The claim then reports `busy`.
- */
-export class ActiveRunConflict extends Error {
-  override name = 'ActiveRunConflict'
-}
 
 const FINISH_EVENTS: Record<ReviewFinishState, ReviewEventType> = {
   pending: 'NOT_APPLIED',
@@ -98,10 +45,50 @@ const RECOVERY_EVENTS: Record<ReviewRecoveryOutcome, ReviewEventType> = {
 
 const MAX_LIST_LIMIT = 1000
 
+// The one state a claim starts from, read off the lifecycle so the
+// one-statement claim moves rows exactly as the machine does.
+const CLAIMABLE = REVIEW_STATES.flatMap((from) => {
+  const to = nextReviewState(from, 'CLAIM')
+  return to === null ? [] : [{ from, to }]
+})
+
+// Argument schemas are built once here, not per call: a store call sits on
+// every resume, and building a zod schema costs more than checking with it.
+const optionalIdSchema = idSchema.optional()
+const optionalTextSchema = z.string().optional()
+const finishStateSchema = z.enum(['pending', 'completed', 'stale', 'uncertain'])
+const recoveryOutcomeSchema = z.enum(['completed', 'stale', 'pending'])
+const claimTimeSchema = z.iso.datetime()
+const listLimitSchema = z.number().int().min(1).max(MAX_LIST_LIMIT)
+
 function checked<T>(schema: z.ZodType<T>, value: unknown, operation: string, field: string): T {
   const parsed = schema.safeParse(value)
   if (parsed.success) return parsed.data
   throw PusharyStoreError.fromZod(parsed.error, { operation, code: 'invalid_argument', fieldPrefix: field })
+}
+
+/** A claim of a missing review, or under another run, is a caller's mistake: it throws. */
+function refuseUnclaimable<T extends { readonly runId: string }>(
+  id: string,
+  run: string,
+  row: T | null,
+): asserts row is T {
+  if (row === null) {
+    throw new PusharyStoreError({
+      code: 'not_found',
+      operation: 'claim',
+      field: 'decisionId',
+      message: `no review for decision ${JSON.stringify(id)}; call get first, or save before claiming`,
+    })
+  }
+  if (row.runId !== run) {
+    throw new PusharyStoreError({
+      code: 'run_mismatch',
+      operation: 'claim',
+      field: 'runId',
+      message: `decision ${JSON.stringify(id)} is bound to run ${JSON.stringify(row.runId)}, not ${JSON.stringify(run)}`,
+    })
+  }
 }
 
 /** Database errors that are not ours become `storage_failed`; ours pass through. */
@@ -227,26 +214,23 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
       open('claim', async () => {
         const id = checked(idSchema, decisionId, 'claim', 'decisionId')
         const run = checked(idSchema, runId, 'claim', 'runId')
-        const why = checked(idSchema.optional(), reason, 'claim', 'reason') ?? null
+        const why = checked(optionalIdSchema, reason, 'claim', 'reason') ?? null
         try {
+          const oneStatement = driver.claimInOneStatement
+          const [claimable] = CLAIMABLE
+          if (oneStatement !== undefined && claimable !== undefined && CLAIMABLE.length === 1) {
+            const at = timestamp()
+            const row = await oneStatement({ decisionId: id, runId: run, ...claimable, reason: why, at })
+            refuseUnclaimable(id, run, row)
+            if (row.claimed) return 'claimed'
+            // Not moved: a settled review stays settled; a claimable one lost
+            // the compare-and-set or its run has an active review, and one
+            // held by another resumer is busy.
+            return isTerminalReviewState(reviewStateSchema.parse(row.state)) ? 'settled' : 'busy'
+          }
           return await driver.write('claim', run, async (tx): Promise<ReviewClaimResult> => {
             const row = await tx.selectForUpdate(id)
-            if (row === null) {
-              throw new PusharyStoreError({
-                code: 'not_found',
-                operation: 'claim',
-                field: 'decisionId',
-                message: `no review for decision ${JSON.stringify(id)}; call get first, or save before claiming`,
-              })
-            }
-            if (row.runId !== run) {
-              throw new PusharyStoreError({
-                code: 'run_mismatch',
-                operation: 'claim',
-                field: 'runId',
-                message: `decision ${JSON.stringify(id)} is bound to run ${JSON.stringify(row.runId)}, not ${JSON.stringify(run)}`,
-              })
-            }
+            refuseUnclaimable(id, run, row)
             const from = reviewStateSchema.parse(row.state)
             const to = nextReviewState(from, 'CLAIM')
             if (to === null) return isTerminalReviewState(from) ? 'settled' : 'busy'
@@ -265,20 +249,15 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     finish: (decisionId, state, reason) =>
       open('finish', async () => {
         const id = checked(idSchema, decisionId, 'finish', 'decisionId')
-        const target = checked(
-          z.enum(['pending', 'completed', 'stale', 'uncertain']),
-          state,
-          'finish',
-          'state',
-        )
-        const why = checked(z.string().optional(), reason, 'finish', 'reason')
+        const target = checked(finishStateSchema, state, 'finish', 'state')
+        const why = checked(optionalTextSchema, reason, 'finish', 'reason')
         await transition('finish', id, FINISH_EVENTS[target], why ?? null)
       }),
 
     recover: (decisionId, outcome, reason) =>
       open('recover', async () => {
         const id = checked(idSchema, decisionId, 'recover', 'decisionId')
-        const target = checked(z.enum(['completed', 'stale', 'pending']), outcome, 'recover', 'outcome')
+        const target = checked(recoveryOutcomeSchema, outcome, 'recover', 'outcome')
         const why = checked(idSchema, reason, 'recover', 'reason')
         await transition('recover', id, RECOVERY_EVENTS[target], why)
       }),
@@ -286,7 +265,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     reclaim: (decisionId, since, reason) =>
       open('reclaim', async () => {
         const id = checked(idSchema, decisionId, 'reclaim', 'decisionId')
-        const seen = checked(z.iso.datetime(), since, 'reclaim', 'since')
+        const seen = checked(claimTimeSchema, since, 'reclaim', 'since')
         const why = checked(idSchema, reason, 'reclaim', 'reason')
         return driver.write('reclaim', null, async (tx) => {
           const row = await tx.selectForUpdate(id)
@@ -322,7 +301,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     keepAlive: (decisionId, since) =>
       open('keepAlive', async () => {
         const id = checked(idSchema, decisionId, 'keepAlive', 'decisionId')
-        const seen = checked(z.iso.datetime(), since, 'keepAlive', 'since')
+        const seen = checked(claimTimeSchema, since, 'keepAlive', 'since')
         return driver.write('keepAlive', null, async (tx) => {
           const row = await tx.selectForUpdate(id)
           if (row?.state !== 'resuming' || row.stateChangedAt !== seen) return null
@@ -335,12 +314,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     listByState: (state, options) =>
       open('listByState', async () => {
         const wanted = checked(reviewStateSchema, state, 'listByState', 'state')
-        const limit = checked(
-          z.number().int().min(1).max(MAX_LIST_LIMIT),
-          options?.limit,
-          'listByState',
-          'limit',
-        )
+        const limit = checked(listLimitSchema, options?.limit, 'listByState', 'limit')
         const after =
           options?.after === undefined ? null : checked(idSchema, options.after, 'listByState', 'after')
         const rows = await driver.selectByState(wanted, limit, after)

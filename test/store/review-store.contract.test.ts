@@ -288,6 +288,28 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect(results.filter((result) => result !== 'claimed').every((result) => result === 'busy')).toBe(true)
     })
 
+    it('lets only one of several reviews of one run be claimed when all are claimed at once, across store instances', async () => {
+      const first = agentReview()
+      const siblings = [first, ...Array.from({ length: 5 }, () => agentReview({ runId: first.runId }))]
+      for (const review of siblings) await store.save(review)
+      const other = harness.open()
+      const results = await Promise.all(
+        siblings.map((review, index) => (index % 2 ? other : store).claim(review.decisionId, first.runId)),
+      )
+      expect(results.filter((result) => result === 'claimed')).toHaveLength(1)
+      expect(results.filter((result) => result !== 'claimed').every((result) => result === 'busy')).toBe(true)
+      const states = await Promise.all(
+        siblings.map(async (review) => (await store.get(review.decisionId))?.state),
+      )
+      expect(states.filter((state) => state === 'resuming')).toHaveLength(1)
+      expect(states.filter((state) => state === 'pending')).toHaveLength(siblings.length - 1)
+      const winner = siblings[results.indexOf('claimed')]
+      expect((await store.history(winner?.decisionId ?? '')).map((entry) => entry.event)).toEqual([
+        null,
+        'CLAIM',
+      ])
+    })
+
     it('lets exactly one of many concurrent recoverers take over a crash-left claim, across store instances', async () => {
       const review = agentReview()
       await store.save(review)

@@ -137,6 +137,37 @@ describe('createPostgresReviewStore', () => {
     }
   })
 
+  it('answers busy when another review of the run became active while the claim ran, with no history entry', async () => {
+    server = await ensurePostgres()
+    const schema = uniqueSchema('options')
+    const store = createPostgresReviewStore({ connectionString: server.connectionString, schema })
+    const rival = new pg.Client({ connectionString: server.connectionString })
+    await rival.connect()
+    try {
+      const first = agentReview()
+      const second = agentReview({ runId: first.runId })
+      await store.save(first)
+      await store.save(second)
+      // Another host's claim of `first`, written but not yet committed: the
+      // claim of `second` cannot see it, so only the unique index on active
+      // reviews can stop it.
+      await rival.query('BEGIN')
+      await rival.query(`UPDATE "${schema}".pushary_reviews SET state = 'resuming' WHERE decision_id = $1`, [
+        first.decisionId,
+      ])
+      const claiming = store.claim(second.decisionId, first.runId)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      await rival.query('COMMIT')
+      expect(await claiming).toBe('busy')
+      expect((await store.get(second.decisionId))?.state).toBe('pending')
+      expect((await store.history(second.decisionId)).map((entry) => entry.to)).toEqual(['pending'])
+    } finally {
+      await rival.end()
+      await store.close()
+      await dropSchema(server.connectionString, schema)
+    }
+  })
+
   it('reports an unreachable server as storage_failed, not a raw driver error', async () => {
     const store = createPostgresReviewStore({ connectionString: 'postgres://postgres@127.0.0.1:1/test' })
     const error = await store.get('dec_1').catch((caught: unknown) => caught)

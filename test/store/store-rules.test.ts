@@ -12,7 +12,8 @@ import { type Client, createClient } from '@libsql/client'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewDriver, createSqliteReviewStore } from '../../src/store/sqlite-store.js'
-import { createReviewStore, type ReviewStoreDriver } from '../../src/store/store-core.js'
+import { createReviewStore } from '../../src/store/store-core.js'
+import type { ReviewStoreDriver } from '../../src/store/store-driver.js'
 import { agentReview } from './support/reviews.js'
 
 let dir: string

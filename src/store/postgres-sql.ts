@@ -1,0 +1,73 @@
+/**
+ * The SQL of the PostgreSQL review store that is more than one line: the
+ * tables and indexes it creates on first use, and the one-statement claim.
+ * `s` is the quoted schema name, checked as an identifier by the store.
+ */
+
+/** The states in which a review is active: at most one per run (partial unique index). */
+export const ACTIVE = "('resuming', 'uncertain')"
+
+/** The tables and indexes, created if missing; run under one advisory lock per database. */
+export function migration(s: string): string[] {
+  return [
+    `CREATE SCHEMA IF NOT EXISTS ${s}`,
+    `CREATE TABLE IF NOT EXISTS ${s}.pushary_reviews (
+      seq BIGSERIAL NOT NULL,
+      decision_id TEXT PRIMARY KEY,
+      run_id TEXT NOT NULL,
+      target TEXT NOT NULL,
+      binding TEXT NOT NULL,
+      state TEXT NOT NULL CHECK (state IN ('pending', 'resuming', 'completed', 'stale', 'uncertain')),
+      reason TEXT,
+      created_at TEXT NOT NULL,
+      state_changed_at TEXT NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS pushary_reviews_run ON ${s}.pushary_reviews (run_id, state)`,
+    `CREATE INDEX IF NOT EXISTS pushary_reviews_state ON ${s}.pushary_reviews (state, state_changed_at, seq)`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS pushary_reviews_one_active_per_run
+      ON ${s}.pushary_reviews (run_id) WHERE state IN ${ACTIVE}`,
+    `CREATE TABLE IF NOT EXISTS ${s}.pushary_review_transitions (
+      id BIGSERIAL PRIMARY KEY,
+      decision_id TEXT NOT NULL,
+      from_state TEXT,
+      to_state TEXT NOT NULL,
+      event TEXT,
+      reason TEXT,
+      at TEXT NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS pushary_review_transitions_decision
+      ON ${s}.pushary_review_transitions (decision_id, id)`,
+    `CREATE TABLE IF NOT EXISTS ${s}.pushary_review_receipts (
+      id BIGSERIAL PRIMARY KEY,
+      decision_id TEXT NOT NULL,
+      received_at TEXT NOT NULL,
+      body TEXT NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS pushary_review_receipts_decision ON ${s}.pushary_review_receipts (decision_id, id)`,
+  ]
+}
+
+/**
+ * The claim as one statement, one round trip in autocommit: the row read
+ * (for the result), the compare-and-set and the history row. Under READ
+ * COMMITTED a concurrent claim of the same row makes the UPDATE wait for it
+ * and then re-check `state = $3` against the committed row, so exactly one
+ * claim moves it; two claims of different reviews in one run that both pass
+ * the NOT EXISTS meet at the partial unique index, which makes the second
+ * wait and then fail (23505, reported `busy`). The history row is written by
+ * the same statement, so it exists exactly when the state moved.
+ */
+export function claimStatement(s: string): string {
+  return `WITH target AS (
+      SELECT run_id, state FROM ${s}.pushary_reviews WHERE decision_id = $1
+    ), claimed AS (
+      UPDATE ${s}.pushary_reviews SET state = $4, reason = $5, state_changed_at = $6
+      WHERE decision_id = $1 AND run_id = $2 AND state = $3
+        AND NOT EXISTS (SELECT 1 FROM ${s}.pushary_reviews WHERE run_id = $2 AND state IN ${ACTIVE})
+      RETURNING decision_id
+    ), logged AS (
+      INSERT INTO ${s}.pushary_review_transitions (decision_id, from_state, to_state, event, reason, at)
+      SELECT decision_id, $3, $4, 'CLAIM', $5, $6 FROM claimed
+    )
+    SELECT run_id, state, EXISTS (SELECT 1 FROM claimed) AS claimed FROM target`
+}

@@ -1,0 +1,78 @@
+/**
+ * The contract between the store rules (`store-core.ts`) and one database:
+ * the statements a write transaction offers, the driver's reads and writes,
+ * and the error a driver throws when the database itself refuses a second
+ * active review in one run.
+ */
+import type { ReviewState } from '../machines/review-lifecycle.js'
+import type { ReviewReceipt } from './review-schema.js'
+import type { StoredReviewRow, StoredTransitionRow } from './store-rows.js'
+
+/** The statements a write transaction offers. Every method runs inside the driver's transaction. */
+export interface ReviewWriteTransaction {
+  /** The row, locked for the rest of the transaction where the database can lock rows. */
+  selectForUpdate(decisionId: string): Promise<StoredReviewRow | null>
+  /** Inserts a pending row unless the decision ID exists; `true` when inserted. */
+  insertPending(row: StoredReviewRow & { readonly target: string; readonly at: string }): Promise<boolean>
+  /** Whether any review of the run is `resuming` or `uncertain`. */
+  runHasActiveReview(runId: string): Promise<boolean>
+  /** Compare-and-set: `true` only when the row was in `from` and is now in `to`. */
+  setState(
+    decisionId: string,
+    from: ReviewState,
+    to: ReviewState,
+    reason: string | null,
+    at: string,
+  ): Promise<boolean>
+  appendTransition(row: StoredTransitionRow): Promise<void>
+}
+
+/**
+ * One database's half of a store. `write` runs `body` in one transaction that
+ * is serialized with every other write touching `runId` (all writes, when the
+ * database can only lock the whole file), across processes and hosts.
+ */
+export interface ReviewStoreDriver {
+  write<T>(
+    operation: string,
+    runId: string | null,
+    body: (tx: ReviewWriteTransaction) => Promise<T>,
+  ): Promise<T>
+  /**
+   * Optional: the whole claim as one statement, for databases that can do it
+   * atomically (PostgreSQL). Moves the row from `from` to `to` only when it is
+   * bound to `runId`, is still in `from` when the database writes it, and no
+   * other review of the run is active (else throws {@link ActiveRunConflict}
+   * when the database refused it), appending the history row with it. Returns
+   * the row's run and state as read before the write, or `null` when there is
+   * no row. Drivers without it run the claim as a write transaction.
+   */
+  claimInOneStatement?(
+    claim: ClaimStatement,
+  ): Promise<{ runId: string; state: string; claimed: boolean } | null>
+  selectReview(decisionId: string): Promise<StoredReviewRow | null>
+  /** Rows in `state`, longest in it first; when `after` names a row still in `state`, only rows after it. */
+  selectByState(state: ReviewState, limit: number, after: string | null): Promise<StoredReviewRow[]>
+  selectHistory(decisionId: string): Promise<StoredTransitionRow[]>
+  insertReceipt(receipt: ReviewReceipt): Promise<void>
+  selectReceipts(decisionId: string): Promise<ReviewReceipt[]>
+  close(): Promise<void>
+}
+
+/** What {@link ReviewStoreDriver.claimInOneStatement} writes. */
+export interface ClaimStatement {
+  readonly decisionId: string
+  readonly runId: string
+  readonly from: ReviewState
+  readonly to: ReviewState
+  readonly reason: string | null
+  readonly at: string
+}
+
+/**
+ * Thrown by a driver when the database itself refused a second active review
+ * in one run (the partial unique index). The claim then reports `busy`.
+ */
+export class ActiveRunConflict extends Error {
+  override name = 'ActiveRunConflict'
+}
