@@ -12,6 +12,7 @@ import {
   type ReviewState,
 } from '../machines/review-lifecycle.js'
 import { idSchema } from '../pushary/identity.js'
+import { permitCalls, type ReviewPermitDriver } from './review-permits.js'
 import {
   pusharyReviewSchema,
   type ReviewReceipt,
@@ -60,7 +61,7 @@ export interface ReviewWriteTransaction {
  * is serialized with every other write touching `runId` (all writes, when the
  * database can only lock the whole file), across processes and hosts.
  */
-export interface ReviewStoreDriver {
+export interface ReviewStoreDriver extends ReviewPermitDriver {
   write<T>(
     operation: string,
     runId: string | null,
@@ -370,6 +371,8 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         const id = checked(idSchema, decisionId, 'listReceipts', 'decisionId')
         return driver.selectReceipts(id)
       }),
+
+    ...permitCalls(driver, open),
 
     close: () => {
       if (closed) return Promise.resolve()
