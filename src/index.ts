@@ -90,6 +90,7 @@ export type {
   PusharyReview,
   PusharyReviewInput,
   PusharyWorkflowReview,
+  ReviewPermit,
   ReviewReceipt,
   ReviewTransition,
 } from './store/review-schema.js'
@@ -150,6 +151,14 @@ export type {
   PusharyDeclined,
   PusharyDeclineReason,
 } from './steps/gate-step.js'
+export type { PusharyFallbackLink } from './steps/approval-delivery.js'
+export { isPusharyPermitRefused, withPusharyPermit } from './steps/permit-step.js'
+export type {
+  PusharyPermitAction,
+  PusharyPermitContext,
+  PusharyPermitOptions,
+  PusharyPermitRefused,
+} from './steps/permit-step.js'
 
 // Approval workflows and the dispatcher (src/workflows)
 export { createPusharyApprovalWorkflow, pusharyApprovalBatchStep } from './workflows/approval-workflows.js'

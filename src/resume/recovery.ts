@@ -14,6 +14,7 @@ import { z } from 'zod/v4'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
+import { readPermitEvidence } from './permit-evidence.js'
 import { restartRunForRecovery } from './resume-guard.js'
 import { endReview } from './review-endings.js'
 import { claimLease, type DispatchContext } from './review-kinds.js'
@@ -126,6 +127,16 @@ async function recoverTakenOver(
       await context.store.finish(decisionId, 'completed', 'recovered: the run had finished')
       return { status: 'duplicate', decisionId, reason: 'recovered: the run had finished' }
     }
+    // A permit step after the approval leaves its own evidence at the service.
+    const evidence = await readPermitEvidence(context.client, context.store, decisionId)
+    if (evidence.kind === 'receipt') {
+      await context.store.finish(decisionId, 'completed', evidence.reason)
+      return { status: 'duplicate', decisionId, reason: evidence.reason, reasonCode: 'permit_receipt' }
+    }
+    if (evidence.kind === 'started') {
+      const ended = await endReview(context, decisionId, 'uncertain', evidence.reason)
+      return { ...ended, reasonCode: 'permit_without_receipt' } as PusharyDispatchResult
+    }
     const reason =
       'the approval step completed before the crash, so later steps may have run; confirm them, then store.recover(decisionId, "completed" | "stale", reason)'
     return endReview(context, decisionId, 'uncertain', reason)
@@ -138,6 +149,25 @@ async function recoverTakenOver(
   if (progress === 'suspended') return resumeClaimed(context, review, verified)
   const reason = `recovery found the run ${snapshot?.status ?? 'missing'} with the approval ${progress}; inspect it before marking this review`
   return endReview(context, decisionId, 'uncertain', reason)
+}
+
+/**
+ * An `uncertain` review: a receipt recorded for its permit settles it with
+ * that outcome, no person asked; otherwise it stays for the operator.
+ */
+async function recoverUncertain(
+  context: DispatchContext,
+  decisionId: string,
+): Promise<PusharyDispatchResult> {
+  const evidence = await readPermitEvidence(context.client, context.store, decisionId)
+  if (evidence.kind === 'receipt') {
+    await context.store.recover(decisionId, 'completed', evidence.reason)
+    return { status: 'duplicate', decisionId, reason: evidence.reason, reasonCode: 'permit_receipt' }
+  }
+  if (evidence.kind === 'started') {
+    return { status: 'uncertain', decisionId, reason: evidence.reason, reasonCode: 'permit_without_receipt' }
+  }
+  return settledResult(decisionId, 'uncertain')
 }
 
 /**
@@ -156,5 +186,6 @@ export async function recoverDecision(
   if (review.target === 'agent') return context.kinds.agent.recover(context, review)
   if (review.state === 'pending') return recoverPending(context, review)
   if (review.state === 'resuming') return recoverClaimed(context, review)
+  if (review.state === 'uncertain') return recoverUncertain(context, decisionId)
   return settledResult(decisionId, review.state)
 }

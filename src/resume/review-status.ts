@@ -33,6 +33,10 @@ import { claimedElsewhere } from './claim-lease.js'
  * - `auto_resumed`: the model answered the suspension itself (`stale`).
  * - `resume_failed`: the resume failed after the claim; the action may have run (`uncertain`).
  * - `release_failed`: nothing ran, but releasing the claim failed (`uncertain`).
+ * - `permit_receipt`: recovery found the permit's receipt at the service and
+ *   settled the review with the recorded outcome (`duplicate`).
+ * - `permit_without_receipt`: the permit was spent but no receipt was
+ *   recorded: the action may have started (`uncertain`).
  *
  * @example
  * if (outcome.status === 'stale' && outcome.reasonCode === 'resumed_outside') await alertOperator(outcome.reason)
@@ -55,6 +59,8 @@ export type PusharyReasonCode =
   | 'auto_resumed'
   | 'resume_failed'
   | 'release_failed'
+  | 'permit_receipt'
+  | 'permit_without_receipt'
 
 /** What a settled (terminal) review reports. */
 export type SettledReviewResult =

@@ -86,6 +86,8 @@ export const pusharyApprovalSuspendSchema = z.object({
   correlationId: z.string().min(1),
   /** When the decision expires, as the service reported it at creation; absent when it did not say. */
   expiresAt: z.iso.datetime().optional(),
+  /** How the question reached the person: `push` to a device, or `fallback` (an approval link handed to `onFallback`). */
+  delivery: z.enum(['push', 'fallback']).optional(),
 })
 /** @example const s: PusharyApprovalSuspend = { decisionId: 'd_1', correlationId: 'd_1' } */
 export type PusharyApprovalSuspend = z.infer<typeof pusharyApprovalSuspendSchema>

@@ -10,6 +10,13 @@ import { answerPusharyQuestion, parsePusharyQuestion, pusharyAnswerSchema } from
 import { type PusharyWorkflowReview, pusharyReviewParentSchema } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import {
+  checkOnFallback,
+  deliverFallback,
+  deliveryPath,
+  noteApprovedDecision,
+  type PusharyFallbackLink,
+} from './approval-delivery.js'
+import {
   parsePusharyApprovalStepInput,
   pusharyApprovalResumeSchema,
   pusharyApprovalStepInputSchema,
@@ -49,6 +56,13 @@ export interface PusharyApprovalStepOptions {
   agentName?: string
   /** Only honoured by sandbox keys and the local service. */
   sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
+  /**
+   * Deliver an approval link yourself when the customer has no device: the
+   * step first asks `GET /reachability`, and on `fallback` creates the
+   * decision with `approvalUrl: true` and calls this with the link (after the
+   * review is saved, before suspending). Without it nothing is preflighted.
+   */
+  onFallback?: (link: PusharyFallbackLink) => void | Promise<void>
 }
 
 /**
@@ -188,6 +202,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
     })
   }
   const options = parsed.data
+  const onFallback = checkOnFallback(opts.onFallback)
   const client = resolvePusharyClient(config)
   // Optional: without a store nothing is saved and the caller resumes the
   // label itself; the resume pass still verifies against the service.
@@ -275,7 +290,9 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
           (decision.status !== 'answered' || decision.value === resumeData.answer)
         if (!agrees) return keepWaiting()
         try {
-          return answerPusharyQuestion(question, resumeData.status, resumeData.answer)
+          const answer = answerPusharyQuestion(question, resumeData.status, resumeData.answer)
+          noteApprovedDecision(requestContext, stepId, suspendData.decisionId)
+          return answer
         } catch (error) {
           // An answer that does not fit the question is refused, never approval.
           if (isPusharyValidationError(error)) return keepWaiting()
@@ -289,6 +306,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       const context = workflowBindingContext(binding)
       const delivery = { ...options, ...input.delivery }
 
+      const path = await deliveryPath(client, externalId, onFallback)
       const created = await client.decisions.create({
         question: question.question,
         type: question.type,
@@ -300,7 +318,10 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         idempotencyKey: workflowApprovalKey(binding),
         ...(delivery.callbackUrl === undefined ? {} : { callbackUrl: delivery.callbackUrl }),
         ...(delivery.expiresInSeconds === undefined ? {} : { expiresInSeconds: delivery.expiresInSeconds }),
-        ...(delivery.requireReachable === undefined ? {} : { requireReachable: delivery.requireReachable }),
+        ...(delivery.requireReachable === undefined || path === 'fallback'
+          ? {}
+          : { requireReachable: delivery.requireReachable }),
+        ...(path === 'fallback' ? { approvalUrl: true } : {}),
         ...(options.agentName === undefined ? {} : { agentName: options.agentName }),
         ...(options.sandboxOutcome === undefined ? {} : { sandboxOutcome: options.sandboxOutcome }),
       })
@@ -322,7 +343,9 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
           checkWorkflowDecision({ ...binding, decisionId }, decision) === null &&
           decision.status !== 'pending'
         ) {
-          return answerPusharyQuestion(question, decision.status, decision.value)
+          const answer = answerPusharyQuestion(question, decision.status, decision.value)
+          noteApprovedDecision(requestContext, stepId, decisionId)
+          return answer
         }
       }
 
@@ -348,8 +371,21 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         state: 'pending',
       }
       if (store) await store.save(review)
+      await deliverFallback(mastra, path, onFallback, created, {
+        decisionId,
+        externalId,
+        workflowId,
+        runId,
+        stepId,
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+      })
       return suspend(
-        { decisionId, correlationId: decisionId, ...(expiresAt === undefined ? {} : { expiresAt }) },
+        {
+          decisionId,
+          correlationId: decisionId,
+          delivery: path,
+          ...(expiresAt === undefined ? {} : { expiresAt }),
+        },
         { resumeLabel: decisionId },
       )
     },

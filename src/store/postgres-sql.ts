@@ -44,6 +44,8 @@ export function migration(s: string): string[] {
       body TEXT NOT NULL
     )`,
     `CREATE INDEX IF NOT EXISTS pushary_review_receipts_decision ON ${s}.pushary_review_receipts (decision_id, id)`,
+    // Added with permits: tables created before them gain the column here.
+    `ALTER TABLE ${s}.pushary_reviews ADD COLUMN IF NOT EXISTS permit TEXT`,
   ]
 }
 

@@ -333,6 +333,19 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
         body: String(row.body),
       }))
     },
+    async updatePermit(decisionId, permit) {
+      const set = await query(
+        `UPDATE ${s}.pushary_reviews SET permit = $1 WHERE decision_id = $2 AND permit IS NULL RETURNING 1`,
+        [permit, decisionId],
+      )
+      if (set.length === 1) return 'set'
+      const found = await query(`SELECT 1 FROM ${s}.pushary_reviews WHERE decision_id = $1`, [decisionId])
+      return found.length === 0 ? 'missing' : 'kept'
+    },
+    async selectPermit(decisionId) {
+      const rows = await query(`SELECT permit FROM ${s}.pushary_reviews WHERE decision_id = $1`, [decisionId])
+      return nullableText(rows[0]?.permit ?? null)
+    },
     async close() {
       if (closed) return
       closed = true

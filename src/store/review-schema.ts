@@ -197,3 +197,28 @@ export const reviewReceiptSchema = z.object({
 
 /** @example const receipt: ReviewReceipt = { decisionId: 'dec_1', receivedAt: now, body } */
 export type ReviewReceipt = z.infer<typeof reviewReceiptSchema>
+
+/**
+ * The permit a protected step spent for a review's decision, and the exact
+ * action it presented (`withPusharyPermit`). Kept beside the review, outside
+ * its binding, so `recover` can show the service the same action again and
+ * read what the first holder's action did.
+ *
+ * @example
+ * reviewPermitSchema.parse({ permitId: 'pmt_1', action: { toolName: 'refund.create' }, consumedAt: '2025-01-01T00:00:00.000Z' })
+ */
+export const reviewPermitSchema = z.object({
+  permitId: idSchema,
+  action: z.object({
+    toolName: idSchema,
+    toolTarget: z.string().optional(),
+    actor: z.string().optional(),
+    environment: z.string().optional(),
+    externalId: externalIdSchema.optional(),
+    parameters: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  }),
+  consumedAt: z.iso.datetime(),
+})
+
+/** @example const permit: ReviewPermit | null = await store.permitOf('dec_1') */
+export type ReviewPermit = z.infer<typeof reviewPermitSchema>

@@ -4,7 +4,13 @@
  * handling of `claimed`, `busy` and `settled`.
  */
 import type { ReviewState } from '../machines/review-lifecycle.js'
-import type { PusharyReview, PusharyReviewInput, ReviewReceipt, ReviewTransition } from './review-schema.js'
+import type {
+  PusharyReview,
+  PusharyReviewInput,
+  ReviewPermit,
+  ReviewReceipt,
+  ReviewTransition,
+} from './review-schema.js'
 
 /**
  * What `claim` reports: the single winner, a serialized run, or an already terminal review.
@@ -93,6 +99,14 @@ export interface PusharyReviewStore {
   recordReceipt(receipt: ReviewReceipt): Promise<void>
   /** The recorded callback bodies of one decision, in arrival order. */
   listReceipts(decisionId: string): Promise<ReviewReceipt[]>
+  /**
+   * Keeps the permit a protected step spent for this review's decision (one
+   * per review: a second, different permit is refused with `permit_conflict`,
+   * the same one again is a no-op). Not part of the binding; any state.
+   */
+  recordPermit(decisionId: string, permit: ReviewPermit): Promise<void>
+  /** The permit recorded for the review, or `null`. */
+  permitOf(decisionId: string): Promise<ReviewPermit | null>
   /** Releases connections the store opened. */
   close(): Promise<void>
 }

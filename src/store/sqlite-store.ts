@@ -9,6 +9,7 @@ import { type Client, createClient, type InArgs, type Transaction } from '@libsq
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
+import { addPermitColumn, sqlitePermitStatements } from './sqlite-permits.js'
 import { createReviewStore } from './store-core.js'
 import { ActiveRunConflict, type ReviewStoreDriver, type ReviewWriteTransaction } from './store-driver.js'
 import { PusharyStoreError } from './store-error.js'
@@ -284,6 +285,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
       }
       await inTransaction(async (tx) => {
         for (const sql of MIGRATION) await tx.execute(sql)
+        await addPermitColumn(tx)
       })
     }).catch((error: unknown) => {
       ready = undefined
@@ -366,6 +368,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
           body: String(row.body),
         }))
       }),
+    ...sqlitePermitStatements(read),
     async close() {
       if (closed) return
       closed = true

@@ -12,6 +12,7 @@ import {
   type ReviewEventType,
 } from '../machines/review-lifecycle.js'
 import { idSchema } from '../pushary/identity.js'
+import { permitCalls } from './review-permits.js'
 import { pusharyReviewSchema, reviewReceiptSchema, reviewStateSchema } from './review-schema.js'
 import type {
   PusharyReviewStore,
@@ -344,6 +345,8 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         const id = checked(idSchema, decisionId, 'listReceipts', 'decisionId')
         return driver.selectReceipts(id)
       }),
+
+    ...permitCalls(driver, open),
 
     close: () => {
       if (closed) return Promise.resolve()

@@ -9,6 +9,7 @@ import { PusharyError, type PusharyIssue, summarizeZodError } from '../pushary/e
  * - `run_mismatch`: the claim names a different run than the saved binding.
  * - `not_claimed`: `finish` on a review that is not `resuming`.
  * - `not_recoverable`: `recover` on a review that is neither `uncertain` nor `resuming`.
+ * - `permit_conflict`: the review already records a different permit; the action was permitted once.
  * - `corrupt_record`: a stored row no longer parses; inspect the database.
  * - `database_busy`: the database stayed locked after bounded retries; retry later.
  * - `storage_failed`: any other database error (see `cause`).
@@ -26,6 +27,7 @@ export type PusharyStoreErrorCode =
   | 'run_mismatch'
   | 'not_claimed'
   | 'not_recoverable'
+  | 'permit_conflict'
   | 'corrupt_record'
   | 'database_busy'
   | 'storage_failed'

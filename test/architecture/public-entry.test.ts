@@ -33,6 +33,7 @@ const RUNTIME_EXPORTS = [
   'createSqliteReviewStore',
   'isApproved',
   'isPusharyDeclined',
+  'isPusharyPermitRefused',
   'openPusharyAgentReview',
   'pusharyAgentReviewSchema',
   'pusharyAnswerSchema',
@@ -52,6 +53,7 @@ const RUNTIME_EXPORTS = [
   'resolvePusharyCallback',
   'resumePusharyAgentReview',
   'reviewLifecycleMachine',
+  'withPusharyPermit',
 ]
 
 describe('the public entry', () => {

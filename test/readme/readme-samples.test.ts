@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { Mastra } from '@mastra/core/mastra'
 import { LibSQLStore } from '@mastra/libsql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openPusharyAgentReview } from '../../src/index.js'
+import { createPusharyDispatcher, isPusharyPermitRefused, openPusharyAgentReview } from '../../src/index.js'
 import { answerNext, pendingDecisionOf, toolResults } from '../agents/support/agent-env.js'
 import { callsOnce, scriptedModel } from '../agents/support/scripted-model.js'
 import { createTestEnv, startFetchServer, type TestEnv, waitFor } from '../helpers/mastra.js'
@@ -326,5 +326,52 @@ describe('the product README samples, as written', () => {
         ...sample.action,
       }),
     ).toMatchObject({ status: 'refused', refusal: 'already_consumed', executionState: 'succeeded' })
+  })
+
+  it('permit workflow sample: the link reaches a customer without a phone, the refund runs once on a permit, and a changed target is refused', async () => {
+    const customer = useCustomer('customer_permit')
+    const sample = await import('./samples/permit-workflow.js')
+    const mastra = new Mastra({
+      storage: new LibSQLStore({ id: 'readme-permit', url: `file:${join(env.dir, 'permit-mastra.db')}` }),
+      workflows: { refundWorkflow: sample.refundWorkflow },
+      logger: false,
+    })
+    const dispatcher = createPusharyDispatcher({
+      mastra,
+      client: sample.client,
+      store: sample.store,
+      webhookSecret: env.webhookSecret,
+    })
+    const start = async (target: string) => {
+      const run = await mastra.getWorkflow('refundWorkflow').createRun()
+      const started = await run.start({
+        inputData: {
+          operationId: `refund:${target}:v1`,
+          question: `Refund EUR ${app.order.amount}?`,
+          type: 'confirm' as const,
+          subject: { toolName: 'refund.create', toolTarget: target },
+        },
+      })
+      expect(started.status).toBe('suspended')
+      const link = app.seen.approvalLinks.at(-1)
+      expect(link?.customer).toBe(customer)
+      const tapped = await fetch(String(link?.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'answer=yes',
+      })
+      expect(tapped.status).toBe(200)
+      await dispatcher.reconcile({ limit: 10 })
+      return mastra.getWorkflow('refundWorkflow').getWorkflowRunById(run.runId)
+    }
+    const done = await start(app.order.id)
+    expect(done?.result).toEqual({ refunded: true })
+    expect(app.seen.refunds).toEqual([{ orderId: app.order.id, amount: app.order.amount }])
+    // Approved for another order than the step refunds: the permit refuses, nothing runs.
+    const other = await start('order_2')
+    expect(isPusharyPermitRefused(other?.result)).toBe(true)
+    expect(other?.result).toMatchObject({ refusal: 'action_mismatch' })
+    expect(app.seen.refunds).toHaveLength(1)
+    await sample.store.close()
   })
 })

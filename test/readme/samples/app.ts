@@ -36,6 +36,8 @@ export const publicUrl = process.env.README_PUBLIC_URL!
 export const callbackUrl = `${publicUrl}/workflow/callback`
 
 /** The signed-in customer; the test switches to a fresh customer per scenario. */
+/** Where the permit sample keeps its reviews (a file your deployment owns). */
+export const reviewsUrl = `file:${join(dir, 'permit-reviews.db')}`
 export const authenticatedCustomer = { id: 'customer_readme' }
 export const customerConversation = { id: 'conversation_readme' }
 export const order = { id: 'order_1', amount: 48, draftVersion: 'draft_1' }

@@ -19,8 +19,13 @@ export interface StoreHarness {
   forceState(decisionId: string, state: string): Promise<void>
   /** Overwrites the stored binding directly, to simulate a corrupted row. */
   forceBinding(decisionId: string, binding: string): Promise<void>
+  /** Creates the reviews table as releases before permits did (no `permit` column), before any store opens. */
+  createPrePermitTable(): Promise<void>
   dispose(): Promise<void>
 }
+
+const PRE_PERMIT_COLUMNS = `decision_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, target TEXT NOT NULL,
+  binding TEXT NOT NULL, state TEXT NOT NULL, reason TEXT, created_at TEXT NOT NULL, state_changed_at TEXT NOT NULL`
 
 export interface StoreKind {
   readonly name: 'sqlite' | 'postgres'
@@ -49,6 +54,9 @@ async function sqliteHarness(label: string): Promise<StoreHarness> {
         sql: 'UPDATE pushary_reviews SET binding = ? WHERE decision_id = ?',
         args: [binding, decisionId],
       })
+    },
+    async createPrePermitTable() {
+      await raw.execute(`CREATE TABLE pushary_reviews (${PRE_PERMIT_COLUMNS})`)
     },
     async dispose() {
       for (const store of stores) await store.close()
@@ -83,6 +91,12 @@ async function postgresHarness(label: string): Promise<StoreHarness> {
         binding,
         decisionId,
       ])
+    },
+    async createPrePermitTable() {
+      await raw.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`)
+      await raw.query(
+        `CREATE TABLE "${schema}".pushary_reviews (seq BIGSERIAL NOT NULL, ${PRE_PERMIT_COLUMNS})`,
+      )
     },
     async dispose() {
       for (const store of stores) await store.close()

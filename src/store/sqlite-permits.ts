@@ -1,0 +1,58 @@
+/**
+ * The SQLite side of the review's permit (`review-permits.ts`): the column
+ * added for it, and its two statements.
+ */
+import type { Client, Transaction } from '@libsql/client'
+import type { ReviewPermitDriver } from './review-permits.js'
+import { nullableText } from './store-rows.js'
+
+type Executor = Pick<Client, 'execute'> | Transaction
+
+/**
+ * Files written before permits existed gain the nullable column; runs inside
+ * the migration's write transaction, so two openers cannot both add it.
+ *
+ * @example
+ * await addPermitColumn(tx)
+ */
+export async function addPermitColumn(tx: Executor): Promise<void> {
+  const columns = await tx.execute('PRAGMA table_info(pushary_reviews)')
+  if (!columns.rows.some((column) => column.name === 'permit')) {
+    await tx.execute('ALTER TABLE pushary_reviews ADD COLUMN permit TEXT')
+  }
+}
+
+/**
+ * The driver's permit statements over the store's read path (migrated, busy-retried).
+ *
+ * @example
+ * const driver = { ...sqlitePermitStatements(read) }
+ */
+export function sqlitePermitStatements(
+  read: <T>(body: (db: Executor) => Promise<T>) => Promise<T>,
+): ReviewPermitDriver {
+  return {
+    updatePermit: (decisionId, permit) =>
+      read(async (db) => {
+        // Set once: a permit already recorded is never overwritten.
+        const set = await db.execute({
+          sql: 'UPDATE pushary_reviews SET permit = ? WHERE decision_id = ? AND permit IS NULL',
+          args: [permit, decisionId],
+        })
+        if (set.rowsAffected === 1) return 'set'
+        const found = await db.execute({
+          sql: 'SELECT 1 FROM pushary_reviews WHERE decision_id = ?',
+          args: [decisionId],
+        })
+        return found.rows.length === 0 ? 'missing' : 'kept'
+      }),
+    selectPermit: (decisionId) =>
+      read(async (db) => {
+        const result = await db.execute({
+          sql: 'SELECT permit FROM pushary_reviews WHERE decision_id = ?',
+          args: [decisionId],
+        })
+        return nullableText(result.rows[0]?.permit ?? null)
+      }),
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The approval link a customer without a device receives, in Debian Chromium
+ * at 375×812: a real Mastra run asks through `onFallback`, the person opens
+ * the link and taps Approve, and the dispatcher resumes the run once.
+ */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Mastra } from '@mastra/core/mastra'
+import { createStep, createWorkflow } from '@mastra/core/workflows'
+import { LibSQLStore } from '@mastra/libsql'
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod/v4'
+import { createPusharyDispatcher } from '../../../src/agents/dispatcher.js'
+import type { PusharyFallbackLink } from '../../../src/steps/approval-delivery.js'
+import { pusharyApprovalStepInputSchema } from '../../../src/steps/approval-schemas.js'
+import { pusharyApprovalStep } from '../../../src/steps/approval-step.js'
+import { pusharyApprovedAnswerSchema, pusharyGate } from '../../../src/steps/gate-step.js'
+import type { PusharyReviewStore } from '../../../src/store/review-store.js'
+import { createSqliteReviewStore } from '../../../src/store/sqlite-store.js'
+import { launchChromium } from '../../helpers/browser.js'
+import { createTestEnv, type TestEnv } from '../../helpers/mastra.js'
+
+const WAIT_MS = 20_000
+
+let env: TestEnv
+let store: PusharyReviewStore
+let mastra: Mastra
+let browser: Browser
+const links: PusharyFallbackLink[] = []
+let refunds = 0
+
+beforeAll(async () => {
+  env = await createTestEnv('approval-link-browser')
+  const dir = mkdtempSync(join(tmpdir(), 'pushary-link-browser-'))
+  store = createSqliteReviewStore({ url: `file:${join(dir, 'reviews.db')}` })
+  const refund = createStep({
+    id: 'refund',
+    inputSchema: pusharyApprovedAnswerSchema,
+    outputSchema: z.object({ refunded: z.literal(true) }),
+    execute: async () => {
+      refunds += 1
+      return { refunded: true as const }
+    },
+  })
+  const workflow = createWorkflow({
+    id: 'refund-link',
+    inputSchema: pusharyApprovalStepInputSchema,
+    outputSchema: z.unknown(),
+    options: { autoRestartActiveRuns: false },
+  })
+    .then(
+      pusharyApprovalStep(
+        { client: env.client, store },
+        { id: 'approve', onFallback: (link) => void links.push(link) },
+      ),
+    )
+    .then(pusharyGate())
+    .then(refund)
+    .commit()
+  mastra = new Mastra({
+    storage: new LibSQLStore({ id: 'link-browser', url: `file:${join(dir, 'mastra.db')}` }),
+    workflows: { workflow },
+    logger: false,
+  })
+  browser = await launchChromium()
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await store?.close()
+  await env?.close()
+})
+
+describe('the approval link page', () => {
+  it('lets a customer without a device approve by tapping Approve, and the run resumes once', async () => {
+    const dispatcher = createPusharyDispatcher({
+      mastra,
+      client: env.client,
+      store,
+      webhookSecret: env.webhookSecret,
+    })
+    const run = await mastra.getWorkflow('workflow').createRun()
+    const started = await run.start({
+      inputData: {
+        operationId: 'refund:o-9:v1',
+        question: 'Refund order o-9?',
+        type: 'confirm',
+        externalId: 'link_customer',
+      },
+    })
+    expect(started.status).toBe('suspended')
+    const link = links.at(-1) as PusharyFallbackLink
+
+    const context = await browser.newContext({
+      viewport: { width: 375, height: 812 },
+      isMobile: true,
+      hasTouch: true,
+    })
+    try {
+      const page = await context.newPage()
+      await page.goto(link.approvalUrl)
+      await expect(page.getByText('Refund order o-9?').first().isVisible()).resolves.toBe(true)
+      const [answered] = await Promise.all([
+        page.waitForResponse((response) => response.request().method() === 'POST', { timeout: WAIT_MS }),
+        page.getByRole('button', { name: 'Approve', exact: true }).tap({ timeout: WAIT_MS }),
+      ])
+      expect(answered.status(), await answered.text()).toBe(200)
+    } finally {
+      await context.close()
+    }
+    expect(await env.client.decisions.get(link.decisionId)).toMatchObject({
+      status: 'answered',
+      value: 'yes',
+    })
+    const report = await dispatcher.reconcile({ limit: 10 })
+    expect(report.results.map((result) => result.status)).toEqual(['resumed'])
+    expect((await dispatcher.resumeDecision(link.decisionId)).status).toBe('duplicate')
+    expect(refunds).toBe(1)
+    expect((await mastra.getWorkflow('workflow').getWorkflowRunById(run.runId))?.status).toBe('success')
+  }, 90_000)
+})
