@@ -32,6 +32,8 @@ export interface PusharyAskToolOptions {
   timeoutMs?: number
   expiresInSeconds?: number
   requireReachable?: boolean
+  /** Sandbox keys only: the outcome the service answers with by itself (`approve`, `deny`, `no_answer`). */
+  sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
   agentName?: string
 }
 
@@ -69,6 +71,7 @@ const optionsSchema = z.object({
   timeoutMs: z.number().int().min(0).max(3_600_000).optional(),
   expiresInSeconds: z.number().int().min(1).max(2_592_000).optional(),
   requireReachable: z.boolean().optional(),
+  sandboxOutcome: z.enum(['approve', 'deny', 'no_answer']).optional(),
   agentName: z.string().trim().min(1).max(PUSHARY_LIMITS.agentNameMax).optional(),
 })
 
@@ -138,6 +141,7 @@ export function createPusharyAskTool(config: PusharyConfig, opts: PusharyAskTool
         ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds }),
         ...(options.requireReachable === undefined ? {} : { requireReachable: options.requireReachable }),
         ...(options.agentName === undefined ? {} : { agentName: options.agentName }),
+        ...(options.sandboxOutcome === undefined ? {} : { sandboxOutcome: options.sandboxOutcome }),
       })
       // An unanswered local wait is reported as what it is: still pending,
       // not approved, the question left open under its decisionId. Nobody

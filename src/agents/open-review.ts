@@ -40,6 +40,8 @@ export interface PusharyAgentReviewTarget {
   question?: string
   expiresInSeconds?: number
   requireReachable?: boolean
+  /** Sandbox keys only: the outcome the service answers with by itself (`approve`, `deny`, `no_answer`). */
+  sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
   subject?: PusharyReviewSubject
   /** The agent's Mastra; default `agent.getMastraInstance()`. It needs storage. */
   mastra?: Mastra
@@ -49,6 +51,7 @@ const deliverySchema = z.object({
   callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
   expiresInSeconds: z.number().int().min(1).max(2_592_000).optional(),
   requireReachable: z.boolean().optional(),
+  sandboxOutcome: z.enum(['approve', 'deny', 'no_answer']).optional(),
 })
 
 /**
@@ -90,6 +93,7 @@ export async function openPusharyAgentReview(
     callbackUrl: target.callbackUrl,
     expiresInSeconds: target.expiresInSeconds,
     requireReachable: target.requireReachable,
+    sandboxOutcome: target.sandboxOutcome,
   })
   if (!delivery.success) {
     throw PusharyValidationError.fromZod(delivery.error, {

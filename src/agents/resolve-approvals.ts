@@ -52,6 +52,8 @@ export interface PusharyApprovalConfig extends PusharyConfig {
   timeoutMs?: number
   expiresInSeconds?: number
   requireReachable?: boolean
+  /** Sandbox keys only: the outcome the service answers with by itself (`approve`, `deny`, `no_answer`). */
+  sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
   /** Shared claim store across processes; without it the review workflow run's own claim guards the resume. */
   store?: PusharyAgentReviewStore
   actionVersion?: string
@@ -269,6 +271,7 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
             delivery: {
               ...(config.expiresInSeconds ? { expiresInSeconds: config.expiresInSeconds } : {}),
               ...(config.requireReachable ? { requireReachable: config.requireReachable } : {}),
+              ...(config.sandboxOutcome ? { sandboxOutcome: config.sandboxOutcome } : {}),
             },
           },
           operation,

@@ -62,6 +62,7 @@ export const pusharyApprovalStepInputSchema = z
         callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
         expiresInSeconds: z.number().int().min(1).max(2_592_000).optional(),
         requireReachable: z.boolean().optional(),
+        sandboxOutcome: z.enum(['approve', 'deny', 'no_answer']).optional(),
       })
       .optional(),
   })

@@ -323,7 +323,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
           : { requireReachable: delivery.requireReachable }),
         ...(path === 'fallback' ? { approvalUrl: true } : {}),
         ...(options.agentName === undefined ? {} : { agentName: options.agentName }),
-        ...(options.sandboxOutcome === undefined ? {} : { sandboxOutcome: options.sandboxOutcome }),
+        ...(delivery.sandboxOutcome === undefined ? {} : { sandboxOutcome: delivery.sandboxOutcome }),
       })
       const decisionId = created.decisionId
       const expiresAt = decisionExpiresAt(created, delivery, Date.now())
