@@ -17,6 +17,7 @@ import { idSchema } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 import type { Decision } from '../pushary/wire-responses.js'
 import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-position.js'
+import { PUSHARY_FALLBACK_CONTEXT_KEY, type PusharyFallbackLink } from '../steps/approval-delivery.js'
 import { type PusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import { PACKAGE_WORKFLOW_OPTIONS, pusharyApprovalStep } from '../steps/approval-step.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
@@ -171,7 +172,10 @@ function createAgentReviewWorkflow(client: PusharyClient) {
 }
 
 type ReviewRun = {
-  start(p: { inputData: unknown }): Promise<{ status: string; error?: unknown }>
+  start(p: {
+    inputData: unknown
+    requestContext?: RequestContext
+  }): Promise<{ status: string; error?: unknown }>
   resume(p: { step: string; resumeData: unknown; requestContext: RequestContext }): Promise<{
     status: string
     error?: unknown
@@ -221,6 +225,8 @@ export async function startAgentReviewRun(input: {
   client: PusharyClient
   binding: PusharyAgentReviewBinding
   ask: Pick<PusharyApprovalStepInput, 'subject' | 'delivery' | 'placeholder'>
+  /** Delivers the approval link when the customer has no device (see `pusharyApprovalStep`). */
+  onFallback?: (link: PusharyFallbackLink) => void | Promise<void>
   operation: string
 }): Promise<AgentReviewRun> {
   const workflowBinding = agentWorkflowBinding(input.binding, input.operation)
@@ -230,7 +236,10 @@ export async function startAgentReviewRun(input: {
   if (known) return known
   const question = input.binding.question
   const run = await workflow.createRun({ runId })
+  const requestContext = new RequestContext()
+  if (input.onFallback) requestContext.set(PUSHARY_FALLBACK_CONTEXT_KEY, input.onFallback)
   const started = await run.start({
+    requestContext,
     inputData: {
       operationId: workflowBinding.operationId,
       question: question.question,

@@ -2,6 +2,7 @@ import type { Mastra } from '@mastra/core/mastra'
 import { z } from 'zod/v4'
 import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
+import type { PusharyFallbackLink } from '../steps/approval-delivery.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import {
@@ -40,6 +41,12 @@ export interface PusharyAgentReviewTarget {
   question?: string
   expiresInSeconds?: number
   requireReachable?: boolean
+  /**
+   * Delivers an approval link yourself when the customer is named but has no
+   * device (reachability `fallback`): the decision is then created with
+   * `approvalUrl: true`. Without it such a customer is asked by push as usual.
+   */
+  onFallback?: (link: PusharyFallbackLink) => void | Promise<void>
   /** Sandbox keys only: the outcome the service answers with by itself (`approve`, `deny`, `no_answer`). */
   sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
   subject?: PusharyReviewSubject
@@ -95,6 +102,14 @@ export async function openPusharyAgentReview(
     requireReachable: target.requireReachable,
     sandboxOutcome: target.sandboxOutcome,
   })
+  if (target.onFallback !== undefined && typeof target.onFallback !== 'function') {
+    throw new PusharyValidationError({
+      code: 'invalid_options',
+      operation,
+      field: 'target.onFallback',
+      message: 'onFallback must be a function that delivers the approval link',
+    })
+  }
   if (!delivery.success) {
     throw PusharyValidationError.fromZod(delivery.error, {
       operation,
@@ -146,6 +161,7 @@ export async function openPusharyAgentReview(
     client,
     binding,
     ask: { subject: stepSubject, delivery: delivery.data },
+    ...(target.onFallback ? { onFallback: target.onFallback } : {}),
     operation,
   })
   const review: PusharyAgentReview = {

@@ -3,6 +3,7 @@ import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
 import type { PusharyReasonCode } from '../resume/review-status.js'
+import type { PusharyFallbackLink } from '../steps/approval-delivery.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import {
   APPROVABLE_AGENT_METHODS,
@@ -54,6 +55,8 @@ export interface PusharyApprovalConfig extends PusharyConfig {
   requireReachable?: boolean
   /** Sandbox keys only: the outcome the service answers with by itself (`approve`, `deny`, `no_answer`). */
   sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
+  /** Delivers an approval link yourself to a customer without a device (see `pusharyApprovalStep`). */
+  onFallback?: (link: PusharyFallbackLink) => void | Promise<void>
   /** Shared claim store across processes; without it the review workflow run's own claim guards the resume. */
   store?: PusharyAgentReviewStore
   actionVersion?: string
@@ -120,6 +123,9 @@ function validate(
     throw new PusharyValidationError({ code: 'invalid_options', operation, field, message: text })
   }
   if (!target || typeof target !== 'object' || !target.agent) fail('target.agent', 'the agent is required')
+  if (config.onFallback !== undefined && typeof config.onFallback !== 'function') {
+    fail('config.onFallback', 'must be a function that delivers the approval link')
+  }
   checkedAgent(target.agent, operation, APPROVABLE_AGENT_METHODS, 'target.agent')
   if (config.store !== undefined) checkedReviewStore(config.store, operation, 'config.store')
   // Every approval runs as a review workflow run on the agent's Mastra: refused
@@ -274,6 +280,7 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
               ...(config.sandboxOutcome ? { sandboxOutcome: config.sandboxOutcome } : {}),
             },
           },
+          ...(config.onFallback ? { onFallback: config.onFallback } : {}),
           operation,
         })
         decisionId = started.decisionId

@@ -64,6 +64,31 @@ export async function deliveryPath(
 }
 
 /**
+ * Request-context key under which a caller that starts the approval step's
+ * run itself (the agent review workflow) passes its `onFallback`: a function
+ * cannot travel in the step's input.
+ *
+ * @example
+ * requestContext.set(PUSHARY_FALLBACK_CONTEXT_KEY, onFallback)
+ */
+export const PUSHARY_FALLBACK_CONTEXT_KEY = 'pushary.on-fallback'
+
+/**
+ * The step's own `onFallback`, else the one its run was started with.
+ *
+ * @example
+ * const fallback = fallbackOf(onFallback, requestContext)
+ */
+export function fallbackOf(
+  own: OnFallback | undefined,
+  requestContext: { get(key: never): unknown } | undefined,
+): OnFallback | undefined {
+  if (own) return own
+  const passed = requestContext?.get(PUSHARY_FALLBACK_CONTEXT_KEY as never)
+  return typeof passed === 'function' ? (passed as OnFallback) : undefined
+}
+
+/**
  * Hands the link to `onFallback` (after the review was saved, so an answer
  * through it always finds its binding) and logs which path was taken.
  *

@@ -1,4 +1,3 @@
-import type { Mastra } from '@mastra/core/mastra'
 import { createStep } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
 import type { PusharyClient } from '../pushary/client.js'
@@ -13,6 +12,7 @@ import {
   checkOnFallback,
   deliverFallback,
   deliveryPath,
+  fallbackOf,
   noteApprovedDecision,
   type PusharyFallbackLink,
 } from './approval-delivery.js'
@@ -23,6 +23,7 @@ import {
   pusharyApprovalSuspendSchema,
 } from './approval-schemas.js'
 import { decisionExpiresAt } from './decision-expiry.js'
+import { refuseAutoRestarted, refuseUnresumable } from './run-guards.js'
 import { takeVerifiedDecision } from './verified-handoff.js'
 import { checkWorkflowDecision, workflowApprovalKey, workflowBindingContext } from './workflow-binding.js'
 
@@ -102,62 +103,6 @@ export const PUSHARY_RECOVERY_CONTEXT_KEY = 'pushary.recovery'
  * action included). Their recovery is `dispatcher.recover`.
  */
 export const PACKAGE_WORKFLOW_OPTIONS: { autoRestartActiveRuns: false } = { autoRestartActiveRuns: false }
-
-/**
- * Refuses, before anything is asked, to run where no answer could ever
- * resume it: Mastra runs a nested workflow used as a step under the nested
- * workflow's ID and the outer run's ID, which is registered nowhere, so a
- * question asked there could never be resumed.
- */
-function refuseUnresumable(mastra: Mastra | undefined, workflowId: string): void {
-  if (!mastra) return
-  for (const lookup of [
-    () => mastra.getWorkflowById(workflowId as never),
-    () => mastra.getWorkflow(workflowId as never),
-  ]) {
-    try {
-      if (lookup()) return
-    } catch {
-      // try the next lookup
-    }
-  }
-  throw new PusharyValidationError({
-    code: 'invalid_decision_input',
-    operation: 'pusharyApprovalStep',
-    field: 'workflowId',
-    message: `at run start, before anyone is asked: workflow "${workflowId}" is not registered on Mastra, so an answer could never continue this run; put the approval step at the top level of a registered workflow (or directly inside its .foreach), not inside a nested workflow used as a step`,
-  })
-}
-
-/**
- * Refuses, before anything is asked, a workflow containing an approval step
- * that lets Mastra's boot-time `restartAllActiveWorkflowRuns()` re-drive its
- * runs: a restart re-runs the step that was running when a process died, so a
- * protected action could run twice. The dispatcher refuses to resume such a
- * workflow too (`misconfigured`); this makes the mistake visible on the first
- * run instead of on the first answer.
- *
- * @example
- * refuseAutoRestarted(mastra, 'refund-single', 'pusharyApprovalStep')
- */
-export function refuseAutoRestarted(mastra: Mastra | undefined, workflowId: string, operation: string): void {
-  if (!mastra) return
-  let options: { autoRestartActiveRuns?: boolean } | undefined
-  try {
-    options = (
-      mastra.getWorkflowById(workflowId as never) as { options?: { autoRestartActiveRuns?: boolean } }
-    )?.options
-  } catch {
-    return
-  }
-  if (options?.autoRestartActiveRuns === false) return
-  throw new PusharyValidationError({
-    code: 'invalid_options',
-    operation,
-    field: 'workflow.options.autoRestartActiveRuns',
-    message: `at run start, before anyone is asked: workflow "${workflowId}" contains a Pushary approval step but allows Mastra's restartAllActiveWorkflowRuns() to restart its runs: a restart after a crash re-runs the step that was running, so a protected action could run twice. Create it with createWorkflow({ ..., options: { autoRestartActiveRuns: false } }) and recover interrupted approvals with dispatcher.recover(decisionId).`,
-  })
-}
 
 /**
  * Resolves the client once. Exported for the other workflow factories so all
@@ -306,7 +251,8 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       const context = workflowBindingContext(binding)
       const delivery = { ...options, ...input.delivery }
 
-      const path = await deliveryPath(client, externalId, onFallback)
+      const fallback = fallbackOf(onFallback, requestContext)
+      const path = await deliveryPath(client, externalId, fallback)
       const created = await client.decisions.create({
         question: question.question,
         type: question.type,
@@ -371,7 +317,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         state: 'pending',
       }
       if (store) await store.save(review)
-      await deliverFallback(mastra, path, onFallback, created, {
+      await deliverFallback(mastra, path, fallback, created, {
         decisionId,
         externalId,
         workflowId,

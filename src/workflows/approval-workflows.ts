@@ -15,8 +15,8 @@ import {
   type PusharyApprovalStepOptions,
   type PusharyStepConfig,
   pusharyApprovalStep,
-  refuseAutoRestarted,
 } from '../steps/approval-step.js'
+import { refuseAutoRestarted } from '../steps/run-guards.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { fanOutUnderClaim } from './batch-fanout.js'
 import {

@@ -7,12 +7,15 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Agent } from '@mastra/core/agent'
 import { Mastra } from '@mastra/core/mastra'
+import { createTool } from '@mastra/core/tools'
 import { createStep, createWorkflow } from '@mastra/core/workflows'
 import { LibSQLStore } from '@mastra/libsql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod/v4'
 import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
+import { resolvePusharyApprovals } from '../../src/agents/resolve-approvals.js'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
 import type { PusharyFallbackLink } from '../../src/steps/approval-delivery.js'
 import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
@@ -20,6 +23,7 @@ import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
 import { pusharyApprovedAnswerSchema, pusharyGate } from '../../src/steps/gate-step.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import { callsOnce, scriptedModel } from '../agents/support/scripted-model.js'
 import { createTestEnv, type TestEnv } from '../helpers/mastra.js'
 
 let env: TestEnv
@@ -142,5 +146,96 @@ describe('onFallback: an approval link for a customer without a device', () => {
       caught = error
     }
     expect(isPusharyValidationError(caught) && caught.field).toBe('opts.onFallback')
+  })
+})
+
+/** The person opens the link and taps Approve on its page (the form the page serves). */
+async function approveThroughLink(approvalUrl: string): Promise<number> {
+  const html = await (await fetch(approvalUrl)).text()
+  const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
+  if (!action) throw new Error('the approval page has no answer form')
+  const answered = await fetch(new URL(action.replaceAll('&amp;', '&'), approvalUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(approvalUrl).origin },
+    body: new URLSearchParams({ answer: 'yes' }),
+  })
+  return answered.status
+}
+
+describe('onFallback on an agent requireApproval review', () => {
+  it('hands the review link to onFallback, the person approves through it, and the tool runs once', async () => {
+    let refunded = 0
+    const agentLinks: PusharyFallbackLink[] = []
+    const agent = new Agent({
+      id: 'fallback-refunder',
+      name: 'Fallback refunder',
+      instructions: 'Refund when asked.',
+      model: scriptedModel(
+        callsOnce([{ toolCallId: 'call_1', toolName: 'refund', input: { orderId: 'o-8' } }]),
+      ),
+      tools: {
+        refund: createTool({
+          id: 'refund',
+          description: 'Refund an order',
+          inputSchema: z.object({ orderId: z.string() }),
+          requireApproval: true,
+          execute: async () => {
+            refunded += 1
+            return { refunded: true }
+          },
+        }),
+      },
+    })
+    const dir = mkdtempSync(join(tmpdir(), 'pushary-fallback-agent-'))
+    new Mastra({
+      agents: { refunder: agent },
+      storage: new LibSQLStore({ id: 'fallback-agent', url: `file:${join(dir, 'mastra.db')}` }),
+      logger: false,
+    })
+    const first = await agent.generate('Refund o-8', {
+      memory: { thread: 'fb-thread', resource: 'no_device_agent' },
+    })
+    expect(first.finishReason).toBe('suspended')
+
+    const resolving = resolvePusharyApprovals(
+      {
+        client: env.client,
+        externalId: 'no_device_agent',
+        policy: false,
+        timeoutMs: 20_000,
+        onFallback: (link) => {
+          agentLinks.push(link)
+        },
+      },
+      { agent, resourceId: 'no_device_agent' },
+    )
+    for (let tries = 0; agentLinks.length === 0 && tries < 200; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    expect(agentLinks).toHaveLength(1)
+    expect(refunded).toBe(0)
+    expect(await approveThroughLink((agentLinks[0] as PusharyFallbackLink).approvalUrl)).toBe(200)
+    const outcome = await resolving
+    expect(outcome.allApproved).toBe(true)
+    expect(refunded).toBe(1)
+  })
+
+  it('refuses an onFallback that is not a function, naming the field, before anything is asked', async () => {
+    const agent = new Agent({
+      id: 'idle',
+      name: 'Idle',
+      instructions: 'x',
+      model: scriptedModel(callsOnce([])),
+    })
+    let caught: unknown
+    try {
+      await resolvePusharyApprovals(
+        { client: env.client, externalId: 'no_device_agent', policy: false, onFallback: 'mail it' as never },
+        { agent, resourceId: 'no_device_agent' },
+      )
+    } catch (error) {
+      caught = error
+    }
+    expect(isPusharyValidationError(caught) && caught.field).toBe('config.onFallback')
   })
 })
