@@ -10,6 +10,7 @@ import { createClient } from '@libsql/client'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPusharyClient, type PusharyClient } from '../../src/pushary/client.js'
+import { isDisplayedTextExact } from '../../src/pushary/display-text.js'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
 import { externalIdSchema, idSchema } from '../../src/pushary/identity.js'
 import { questionTextSchema } from '../../src/pushary/question.js'
@@ -81,7 +82,10 @@ describe('text round-trips byte for byte or is refused up front', () => {
         const storable = isStorableText(value)
         expect(idSchema.safeParse(value).success).toBe(storable && value.trim() !== '')
         expect(externalIdSchema.safeParse(value).success).toBe(storable && value.trim() !== '')
-        expect(questionTextSchema.safeParse(value).success).toBe(storable && value.trim() !== '')
+        // A question is also displayed text: invisible and bidi characters are refused (display-text.ts).
+        expect(questionTextSchema.safeParse(value).success).toBe(
+          storable && value.trim() !== '' && isDisplayedTextExact(value.trim()),
+        )
       }),
       { numRuns: 2_000 },
     )
@@ -93,7 +97,8 @@ describe('text round-trips byte for byte or is refused up front', () => {
         const counter = countingFetch()
         const input = { externalId, question, context, idempotencyKey: `prop-${crypto.randomUUID()}` }
         const accepted = [externalId, question, context].every(isStorableText)
-        const usable = accepted && externalId.trim() !== '' && question.trim() !== ''
+        const displayed = isDisplayedTextExact(question.trim()) && isDisplayedTextExact(context)
+        const usable = accepted && displayed && externalId.trim() !== '' && question.trim() !== ''
         const before = await decisionRows()
         if (!usable) {
           const error = await rejection(client(counter.fetch).decisions.create(input))
@@ -146,7 +151,8 @@ describe('text round-trips byte for byte or is refused up front', () => {
           isStorableText(identifier) &&
           identifier.trim() !== '' &&
           isStorableText(question) &&
-          question.trim() !== ''
+          question.trim() !== '' &&
+          isDisplayedTextExact(question.trim())
         for (const { name, store } of stores) {
           if (!usable) {
             const error = await rejection(store.save(review))

@@ -19,6 +19,7 @@ import {
   CallbackBurst,
   CrashAfterClaim,
   CrashBeforeFinish,
+  MODEL_CLAIM_LEASE_MS,
   type Model,
   Open,
   OperatorRecover,
@@ -50,7 +51,7 @@ type Sequence = Iterable<fc.AsyncCommand<Model, Real, boolean>>
 async function runSequence(commands: Sequence): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pushary-model-'))
   // A short claim lease: a crash-left claim is recoverable after 200 ms.
-  const app = buildApp({ ...env, dir }, { claimLeaseMs: 200 })
+  const app = buildApp({ ...env, dir }, { claimLeaseMs: MODEL_CLAIM_LEASE_MS })
   const real: Real = { env, dir, app, reviews: [], tag: String(iteration++), counter }
   try {
     await fc.asyncModelRun(() => ({ model: { reviews: [] }, real }), commands)
