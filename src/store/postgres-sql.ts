@@ -45,7 +45,17 @@ export function migration(s: string): string[] {
     )`,
     `CREATE INDEX IF NOT EXISTS pushary_review_receipts_decision ON ${s}.pushary_review_receipts (decision_id, id)`,
     // Added with permits: tables created before them gain the column here.
-    `ALTER TABLE ${s}.pushary_reviews ADD COLUMN IF NOT EXISTS permit TEXT`,
+    // Only when it is missing: ALTER TABLE takes an exclusive lock on the table
+    // even when the column exists, and would deadlock with claims of store
+    // instances that opened before this one.
+    `DO $$ BEGIN
+      IF NOT EXISTS (
+        SELECT 1 FROM pg_attribute
+        WHERE attrelid = '${s.replaceAll("'", "''")}.pushary_reviews'::regclass AND attname = 'permit' AND NOT attisdropped
+      ) THEN
+        ALTER TABLE ${s}.pushary_reviews ADD COLUMN permit TEXT;
+      END IF;
+    END $$`,
   ]
 }
 
