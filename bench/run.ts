@@ -21,7 +21,7 @@ import { benchAgentReview } from './scenarios/agent-review.js'
 import { benchClaims } from './scenarios/claims.js'
 import { benchColdResume } from './scenarios/cold-resume.js'
 import { benchImportCost } from './scenarios/import-cost.js'
-import { benchMultiItem } from './scenarios/multi-item.js'
+import { benchForeach, benchMultiItem } from './scenarios/multi-item.js'
 import { type CallBreakdown, type CpuShare, countPerResume, profileResumes } from './scenarios/profile.js'
 import { benchResume } from './scenarios/resume.js'
 import { benchCallbackDelivery, benchLongPolls, benchServiceLatency } from './scenarios/service.js'
@@ -56,6 +56,7 @@ const sizes = quick
       callbacks: 20,
       polls: 100,
       multi: { small: 10, large: 50 },
+      foreach: { warmups: 1, rounds: 2 },
       claims: { reviews: 100, workers: [1, 4, 16] },
       imports: 2,
       cold: 1,
@@ -69,6 +70,7 @@ const sizes = quick
       callbacks: 200,
       polls: 1000,
       multi: { small: 10, large: 1000 },
+      foreach: { warmups: 1, rounds: 5 },
       claims: { reviews: 2000, workers: [1, 4, 16] },
       imports: 10,
       cold: 5,
@@ -143,7 +145,7 @@ async function main(): Promise<void> {
       }
       if (wants('agent')) {
         log('agent reviews')
-        rows.push(await benchAgentReview(env, sizes.agent))
+        rows.push(...(await benchAgentReview(env, sizes.agent)))
       }
       if (wants('profile')) {
         log('where the time goes: counting and profiling resumes')
@@ -157,6 +159,7 @@ async function main(): Promise<void> {
       }
       if (wants('multi-item')) {
         log('multi-item batches')
+        rows.push(...(await benchForeach(env, sizes.foreach)))
         rows.push(...(await benchMultiItem(env, sizes.multi)))
       }
     } finally {

@@ -23,6 +23,7 @@ import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import {
   createPusharyApprovalWorkflow,
+  createPusharyForeachApprovalWorkflow,
   pusharyApprovalBatchStep,
 } from '../../src/workflows/approval-workflows.js'
 
@@ -73,10 +74,14 @@ function instrumentStore(store: PusharyReviewStore, probe: Probe): PusharyReview
   })
 }
 
-/** Wraps every method of Mastra's workflow storage domain in place (bench only). */
-async function instrumentMastraStorage(storage: LibSQLStore, probe: Probe): Promise<void> {
-  const workflows = (await storage.getStore('workflows')) as unknown as Record<string, unknown> | undefined
-  if (!workflows) throw new Error('LibSQLStore has no workflows domain')
+/** Wraps every method of one of Mastra's storage domains in place (bench only). */
+export async function instrumentMastraStorage(
+  storage: LibSQLStore,
+  probe: Probe,
+  domain: 'workflows' | 'memory' = 'workflows',
+): Promise<void> {
+  const workflows = (await storage.getStore(domain)) as unknown as Record<string, unknown> | undefined
+  if (!workflows) throw new Error(`LibSQLStore has no ${domain} domain`)
   let proto = Object.getPrototypeOf(workflows) as object | null
   const names = new Set<string>()
   while (proto && proto !== Object.prototype) {
@@ -90,7 +95,12 @@ async function instrumentMastraStorage(storage: LibSQLStore, probe: Probe): Prom
       const result = (original as (...a: unknown[]) => unknown).apply(workflows, args)
       if (!(result instanceof Promise)) return result
       const started = performance.now()
-      return result.finally(() => probe.record(`Mastra storage: ${name}`, performance.now() - started))
+      return result.finally(() =>
+        probe.record(
+          `Mastra storage: ${domain === 'memory' ? 'memory.' : ''}${name}`,
+          performance.now() - started,
+        ),
+      )
     }
   }
 }
@@ -214,6 +224,21 @@ export async function createBenchEnv(name: string) {
     .then(pusharyApprovalBatchStep({ childWorkflowId: 'bench-item', store }))
     .commit()
 
+  // `.foreach` of ten items, each suspended under its own label: ours, and bare Mastra's same shape.
+  const foreach = createPusharyForeachApprovalWorkflow(config, {
+    workflowId: 'bench-foreach',
+    externalId: EXTERNAL_ID,
+    concurrency: 10,
+  })
+  const bareForeach = createWorkflow({
+    id: 'bare-foreach',
+    inputSchema: z.array(pusharyApprovalStepInputSchema),
+    outputSchema: z.array(pusharyAnswerSchema),
+    options: { autoRestartActiveRuns: false },
+  })
+    .foreach(bareApproval, { concurrency: 10 })
+    .commit()
+
   const storage = new LibSQLStore({ id: 'bench', url: `file:${join(dir, 'mastra.db')}` })
   const mastra = new Mastra({
     storage,
@@ -223,6 +248,8 @@ export async function createBenchEnv(name: string) {
       bare,
       item,
       batch,
+      foreach,
+      bareForeach,
     },
     logger: false,
   })

@@ -2,11 +2,17 @@
  * Multi-item approvals, issue 12 target 4: one batch of N items (a child run
  * per item), every decision answered, then each child resumed through the
  * dispatcher in random order; the last child resumes the parent once.
- * Per item = (start + resume) / N.
+ * Per item = (start + resume) / N. And issue 21 target 4: a `.foreach` of
+ * ten items, each suspended under its own label, resumed one by one through
+ * the dispatcher, beside bare Mastra's same foreach resumed by label and the
+ * floor of a verified item resume (that bare resume + one GET + two durable
+ * commits), in turning order.
  */
+import type { Client } from '@libsql/client'
 import type { BenchEnv } from '../lib/env.js'
 import type { Row } from '../lib/report.js'
-import { shuffled } from '../lib/stats.js'
+import { shuffled, summarize, timed } from '../lib/stats.js'
+import { floorDatabase } from './resume.js'
 
 const GROUP = '4. Multi-item'
 
@@ -78,6 +84,135 @@ export async function benchMultiItem(
       baseline: { label: `per item at ${options.small}`, value: perSmall },
       target: `≤ 2× of ${options.small} items, < 5 ms per item`,
       met: perLarge <= 2 * perSmall && perLarge < 5,
+    },
+  ]
+}
+
+const FOREACH_ITEMS = 10
+
+const foreachInput = (tag: string) =>
+  Array.from({ length: FOREACH_ITEMS }, (_, index) => ({
+    operationId: `${tag}-${index}`,
+    question: `Item ${tag} ${index}?`,
+    type: 'confirm' as const,
+  }))
+
+interface ForeachRun {
+  runId: string
+  start(p: { inputData: unknown }): Promise<{ status: string }>
+  resume(p: { label: string; resumeData: unknown }): Promise<{ status: string }>
+}
+const foreachWorkflow = (env: BenchEnv, key: 'foreach' | 'bareForeach') =>
+  env.mastra.getWorkflow(key) as unknown as { createRun(o?: { runId?: string }): Promise<ForeachRun> }
+
+/** Ours: every item's answered decision resumed through the dispatcher; ms per item. */
+async function foreachOurs(env: BenchEnv, tag: string): Promise<number[]> {
+  const run = await foreachWorkflow(env, 'foreach').createRun()
+  const first = await run.start({ inputData: foreachInput(tag) })
+  if (first.status !== 'suspended') throw new Error(`foreach start ended ${first.status}`)
+  const reviews = (await pendingReviews(env)).filter((review) => review.runId === run.runId)
+  if (reviews.length !== FOREACH_ITEMS)
+    throw new Error(`expected ${FOREACH_ITEMS} reviews, found ${reviews.length}`)
+  for (const review of reviews) await env.client.decisions.answer(review.decisionId, 'yes')
+  const samples: number[] = []
+  for (const review of shuffled(reviews)) {
+    const { ms, value } = await timed(() => env.dispatcher.resumeDecision(review.decisionId))
+    if (value.status !== 'resumed') throw new Error(`foreach item resume ended ${value.status}`)
+    samples.push(ms)
+  }
+  const state = await env.mastra.getWorkflow('foreach').getWorkflowRunById(run.runId)
+  if (state?.status !== 'success') throw new Error(`foreach ended ${state?.status}`)
+  return samples
+}
+
+/** Bare Mastra by label; with `db`, the floor: one GET of an answered decision and two commits around each. */
+async function foreachBare(env: BenchEnv, tag: string, db?: Client): Promise<number[]> {
+  const started = await foreachWorkflow(env, 'bareForeach').createRun()
+  const first = await started.start({ inputData: foreachInput(tag) })
+  if (first.status !== 'suspended') throw new Error(`bare foreach start ended ${first.status}`)
+  const asked = db
+    ? await env.client.decisions.create({
+        externalId: 'bench-foreach-floor',
+        question: `Items ${tag}?`,
+        type: 'confirm',
+      })
+    : undefined
+  if (asked) await env.client.decisions.answer(asked.decisionId, 'yes')
+  const samples: number[] = []
+  let last = ''
+  for (const index of shuffled([...Array(FOREACH_ITEMS).keys()])) {
+    const label = `${tag}-${index}`
+    const { ms, value } = await timed(async () => {
+      if (asked) await env.client.decisions.get(asked.decisionId)
+      await db?.execute({ sql: 'INSERT INTO floor (id, state) VALUES (?, ?)', args: [label, 'resuming'] })
+      const run = await foreachWorkflow(env, 'bareForeach').createRun({ runId: started.runId })
+      const resumed = await run.resume({ label, resumeData: { answer: 'yes' } })
+      await db?.execute({ sql: 'UPDATE floor SET state = ? WHERE id = ?', args: ['completed', label] })
+      return resumed
+    })
+    last = value.status
+    samples.push(ms)
+  }
+  if (last !== 'success') throw new Error(`bare foreach ended ${last}`)
+  return samples
+}
+
+export async function benchForeach(
+  env: BenchEnv,
+  options: { warmups: number; rounds: number },
+): Promise<Row[]> {
+  const ours: number[] = []
+  const bare: number[] = []
+  const floor: number[] = []
+  const db = await floorDatabase(env, 'foreach-floor')
+  try {
+    for (let round = 0; round < options.warmups + options.rounds; round++) {
+      const order = [
+        async () => ({ o: await foreachOurs(env, `fo${round}`) }),
+        async () => ({ b: await foreachBare(env, `fb${round}`) }),
+        async () => ({ f: await foreachBare(env, `ff${round}`, db) }),
+      ]
+      const taken: { o?: number[]; b?: number[]; f?: number[] } = {}
+      for (let i = 0; i < order.length; i++) {
+        Object.assign(taken, await (order[(i + round) % order.length] as () => Promise<object>)())
+      }
+      if (round < options.warmups) continue
+      ours.push(...(taken.o ?? []))
+      bare.push(...(taken.b ?? []))
+      floor.push(...(taken.f ?? []))
+    }
+  } finally {
+    db.close()
+  }
+  const params = `${options.rounds} foreach runs of ${FOREACH_ITEMS} items after ${options.warmups} warm-up, items resumed one by one in random order`
+  const o = summarize(ours)
+  const b = summarize(bare)
+  const f = summarize(floor)
+  return [
+    {
+      group: GROUP,
+      scenario: `\`.foreach\` item at N=${FOREACH_ITEMS}: answered decision → \`dispatcher.resumeDecision\` (by label) → item done`,
+      params,
+      unit: 'ms',
+      median: o.median,
+      p95: o.p95,
+      p99: o.p99,
+      baseline: {
+        label: 'foreach floor: bare resume by label + one GET + two durable commits',
+        value: f.median,
+      },
+      target: '≤ 1.2× floor',
+      met: o.median <= 1.2 * f.median,
+    },
+    {
+      group: GROUP,
+      scenario: `foreach floor at N=${FOREACH_ITEMS}: bare resume by label + GET + two single-statement commits`,
+      params,
+      unit: 'ms',
+      median: f.median,
+      p95: f.p95,
+      p99: f.p99,
+      baseline: { label: 'bare Mastra `run.resume({ label })` of a foreach item', value: b.median },
     },
   ]
 }

@@ -9,7 +9,7 @@ import { Session } from 'node:inspector/promises'
 import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BenchEnv } from '../lib/env.js'
-import { agentResume } from './agent-review.js'
+import { agentReview, nativeApproval } from './agent-review.js'
 import { type Around, resumeViaCallback, resumeViaDispatcher } from './resume.js'
 
 export interface CallBreakdown {
@@ -51,12 +51,12 @@ export async function countPerResume(env: BenchEnv, resumes: number): Promise<Ca
     await countCalls(env, '`dispatcher.handleCallback`', resumes, (id, around) =>
       resumeViaCallback(env, id, around),
     ),
-    // The agent's own Mastra (its LibSQL file) is not instrumented: HTTP and review-store calls only.
-    await countCalls(
-      env,
-      '`resumePusharyAgentReview` (agent review; Mastra storage not counted)',
-      resumes,
-      (_id, around) => agentResume(env, around),
+    // The agent's own Mastra (its LibSQL file) is counted too: its workflows and memory domains.
+    await countCalls(env, '`resumePusharyAgentReview` (agent review)', resumes, (_id, around) =>
+      agentReview(env, around, true).then((timing) => timing.resumeMs),
+    ),
+    await countCalls(env, 'native `approveToolCallGenerate` (same agent shape)', resumes, (_id, around) =>
+      nativeApproval(env, around, true),
     ),
   ]
 }

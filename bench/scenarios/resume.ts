@@ -136,8 +136,8 @@ async function resumeFloor(env: BenchEnv, db: Client, operationId: string): Prom
 }
 
 /** A WAL database next to the review store's, as the store opens its own. */
-async function floorDatabase(env: BenchEnv): Promise<Client> {
-  const db = createClient({ url: `file:${join(env.dir, 'floor.db')}` })
+export async function floorDatabase(env: BenchEnv, name = 'floor'): Promise<Client> {
+  const db = createClient({ url: `file:${join(env.dir, `${name}.db`)}` })
   await db.execute('PRAGMA journal_mode = WAL')
   await db.execute('CREATE TABLE IF NOT EXISTS floor (id TEXT PRIMARY KEY, state TEXT NOT NULL)')
   return db

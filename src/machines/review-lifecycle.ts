@@ -169,16 +169,27 @@ export function nextReviewState(
   state: ReviewState,
   event: ReviewEventType | ReviewEvent,
 ): ReviewState | null {
-  const resolved = reviewLifecycleMachine.resolveState({ value: state, context: undefined })
   const eventObject: ReviewEvent = typeof event === 'string' ? { type: event } : event
-  if (!resolved.can(eventObject)) return null
-  const [next] = transition(reviewLifecycleMachine, resolved, eventObject)
-  const value = next.value
-  if (!isReviewState(value)) {
-    throw new TypeError(`reviewLifecycleMachine reached an unknown state ${JSON.stringify(value)}`)
+  // The machine has no guards, context or actions: the answer depends only
+  // on the state and the event type, so each pair is asked of it once.
+  const key = `${state}\u0000${eventObject.type}`
+  const known = answered.get(key)
+  if (known !== undefined) return known
+  const resolved = reviewLifecycleMachine.resolveState({ value: state, context: undefined })
+  let next: ReviewState | null = null
+  if (resolved.can(eventObject)) {
+    const value = transition(reviewLifecycleMachine, resolved, eventObject)[0].value
+    if (!isReviewState(value)) {
+      throw new TypeError(`reviewLifecycleMachine reached an unknown state ${JSON.stringify(value)}`)
+    }
+    next = value
   }
-  return value
+  answered.set(key, next)
+  return next
 }
+
+/** What the machine answered per state and event type (see `nextReviewState`). */
+const answered = new Map<string, ReviewState | null>()
 
 /**
  * Whether the review is settled (`completed` and `stale`): no resume, claim or

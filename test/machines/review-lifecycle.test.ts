@@ -71,6 +71,34 @@ describe('reviewLifecycleMachine', () => {
     }
   })
 
+  it('decides every transition by state and event type alone (no guards or actions), as nextReviewState caches it', () => {
+    for (const node of Object.values(reviewLifecycleMachine.root.states)) {
+      expect(node.entry, node.key).toEqual([])
+      expect(node.exit, node.key).toEqual([])
+      for (const [event, candidates] of node.transitions) {
+        expect(candidates, `${node.key} ${event}`).toHaveLength(1)
+        for (const candidate of candidates) {
+          expect(candidate.guard, `${node.key} ${event}`).toBeUndefined()
+          expect(candidate.actions, `${node.key} ${event}`).toEqual([])
+        }
+      }
+    }
+    // Asked twice, the cached answer is the machine's.
+    for (const state of REVIEW_STATES) {
+      for (const event of REVIEW_EVENTS) {
+        const actor = createActor(reviewLifecycleMachine, {
+          snapshot: reviewLifecycleMachine.resolveState({ value: state, context: undefined }),
+        }).start()
+        const moved = actor.getSnapshot().can({ type: event })
+        if (moved) actor.send({ type: event })
+        const expected = moved ? actor.getSnapshot().value : null
+        actor.stop()
+        expect(nextReviewState(state, event), `${state} ${event}`).toBe(expected)
+        expect(nextReviewState(state, { type: event } as never), `${state} ${event}`).toBe(expected)
+      }
+    }
+  })
+
   it('agrees with a running actor on every simple path @xstate/graph finds from pending', () => {
     const paths = getSimplePaths(reviewLifecycleMachine)
     const endStates = new Set(paths.map((path) => path.state.value))
