@@ -61,19 +61,22 @@ export async function agentReview(
   env: BenchEnv,
   around: Around = plain,
   counted = false,
+  aroundOpen: Around = plain,
 ): Promise<{ openMs: number; resumeMs: number; review: PusharyAgentReview }> {
   const s = await suspendedRefund(env, counted)
   const config = { client: env.client }
-  const { ms: openMs, value: review } = await timed(() =>
-    openPusharyAgentReview(config, {
-      agent: s.refunder,
-      agentId: 'refunder',
-      runId: s.runId,
-      toolCallId: s.toolCallId,
-      externalId: s.externalId,
-      actionVersion: 'v1',
-      store: env.store,
-    }),
+  const { ms: openMs, value: review } = await aroundOpen(() =>
+    timed(() =>
+      openPusharyAgentReview(config, {
+        agent: s.refunder,
+        agentId: 'refunder',
+        runId: s.runId,
+        toolCallId: s.toolCallId,
+        externalId: s.externalId,
+        actionVersion: 'v1',
+        store: env.store,
+      }),
+    ),
   )
   await env.client.decisions.answer(review.decisionId, 'yes')
   const { ms: resumeMs, value } = await around(() =>

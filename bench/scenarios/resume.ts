@@ -63,9 +63,28 @@ export async function resumeViaDispatcher(
   return ms
 }
 
+/**
+ * Waits until the in-process service has recorded the callback's delivery:
+ * that bookkeeping (one write transaction after the receiver's 200) happens
+ * on the hosted service's machine, not in the receiver's resume, so it must
+ * not share the timed part's CPU and disk here.
+ */
+async function deliveryRecorded(env: BenchEnv, decisionId: string): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const response = await fetch(`${env.service.baseUrl}/decisions/${decisionId}/deliveries`, {
+      headers: { authorization: `Bearer ${env.service.apiKey}` },
+    })
+    const body = (await response.json()) as { deliveries?: { state?: string }[] }
+    if (body.deliveries?.some((delivery) => delivery.state === 'delivered')) return
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  throw new Error(`the service never recorded the callback delivery of ${decisionId}`)
+}
+
 export async function resumeViaCallback(env: BenchEnv, operationId: string, around = plain): Promise<number> {
   const { decisionId } = await answeredRun(env, 'viaCallback', operationId)
   const callback = await env.receiver.next(decisionId)
+  await deliveryRecorded(env, decisionId)
   const before = env.effects.protected
   const request = () =>
     new Request('http://127.0.0.1/pushary/callback', {

@@ -229,6 +229,8 @@ export async function resumeAgentReview<TOutput = unknown>(
         binding: review,
         answer,
         decision,
+        // `before` above found the review run waiting on this decision, under the claim.
+        waiting: true,
         hook: {
           agent,
           mode: input.mode ?? 'generate',

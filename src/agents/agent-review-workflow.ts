@@ -175,7 +175,7 @@ type ReviewRun = {
   start(p: {
     inputData: unknown
     requestContext?: RequestContext
-  }): Promise<{ status: string; error?: unknown }>
+  }): Promise<{ status: string; error?: unknown; steps?: Record<string, unknown> }>
   resume(p: { step: string; resumeData: unknown; requestContext: RequestContext }): Promise<{
     status: string
     error?: unknown
@@ -255,7 +255,12 @@ export async function startAgentReviewRun(input: {
       },
     },
   })
-  const asked = askedDecision(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId), runId)
+  // The suspend payload comes back with the start result; the snapshot is read only when it does not.
+  const asked =
+    started.status === 'suspended'
+      ? (askedDecision({ context: started.steps ?? {} } as RunSnapshotView, runId) ??
+        askedDecision(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId), runId))
+      : null
   if (started.status !== 'suspended' || !asked) {
     const cause = (started.error as { message?: string } | undefined)?.message
     throw new Error(
@@ -297,16 +302,24 @@ export async function resumeAgentReviewRun(input: {
   /** The decision the caller just read and verified: handed to the approval step so it does not read it again. */
   decision: Decision
   hook: AgentResumeHook
+  /**
+   * The caller read the run's snapshot under its claim and found it waiting
+   * on this decision: it is not read again. A resume by another caller in
+   * between still ends `taken`, from Mastra's own claim on the resume.
+   */
+  waiting?: true
 }): Promise<{ status: 'success' | 'suspended' | 'taken' }> {
   const { runId } = agentWorkflowBinding(input.binding, 'resumePusharyAgentReview')
   const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
-  const snapshot = await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
-  // Another caller without this review store got there first: nothing of ours ran.
-  if (snapshot?.status === 'running' || snapshot?.status === 'success') return { status: 'taken' }
-  if (snapshot?.status !== 'suspended' || decisionIdOf(snapshot) !== input.hook.decisionId) {
-    throw new Error(
-      `the review workflow run ${runId} is ${snapshot?.status ?? 'missing'}, not waiting on this decision`,
-    )
+  if (!input.waiting) {
+    const snapshot = await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
+    // Another caller without this review store got there first: nothing of ours ran.
+    if (snapshot?.status === 'running' || snapshot?.status === 'success') return { status: 'taken' }
+    if (snapshot?.status !== 'suspended' || decisionIdOf(snapshot) !== input.hook.decisionId) {
+      throw new Error(
+        `the review workflow run ${runId} is ${snapshot?.status ?? 'missing'}, not waiting on this decision`,
+      )
+    }
   }
   const requestContext = new RequestContext()
   requestContext.set(RESUME_HOOK_KEY, input.hook)
