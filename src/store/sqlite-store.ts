@@ -5,7 +5,7 @@
  * file's single write lock up front, so a claim's read-check-update cannot
  * interleave with another process's.
  */
-import { type Client, createClient, type InArgs, type Transaction } from '@libsql/client'
+import type { Client, InArgs, Transaction } from '@libsql/client'
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
@@ -204,22 +204,38 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
     })
   }
 
-  let client: Client
-  try {
-    // `timeout` is SQLite's busy timeout (PRAGMA busy_timeout) for the
-    // connection, set at open so a reconnect keeps it. It is short on purpose:
-    // libsql waits synchronously and freezes this process's event loop, so
-    // longer waits happen below, asynchronously, with jittered backoff. One
-    // connection is enough, since libsql gives a process no parallelism.
-    client = createClient({ url, timeout: SQLITE_BUSY_TIMEOUT_MS, concurrency: 1 })
-  } catch (cause) {
-    throw new PusharyStoreError({
-      code: 'invalid_options',
-      operation: 'createSqliteReviewStore',
-      field: 'url',
-      message: `cannot open ${url}: ${cause instanceof Error ? cause.message : String(cause)}`,
-      cause,
-    })
+  // `@libsql/client` (and its native binding) loads on the first operation,
+  // not when the package is imported: an application that never opens a
+  // SQLite store never pays for it. `timeout` is SQLite's busy timeout
+  // (PRAGMA busy_timeout) for the connection, set at open so a reconnect
+  // keeps it. It is short on purpose: libsql waits synchronously and freezes
+  // this process's event loop, so longer waits happen below, asynchronously,
+  // with jittered backoff. One connection is enough, since libsql gives a
+  // process no parallelism.
+  let client: Client | undefined
+  let opening: Promise<Client> | undefined
+  function connect(): Promise<Client> {
+    opening ??= import('@libsql/client')
+      .then(({ createClient }) => {
+        client = createClient({ url, timeout: SQLITE_BUSY_TIMEOUT_MS, concurrency: 1 })
+        return client
+      })
+      .catch((cause: unknown) => {
+        opening = undefined
+        throw new PusharyStoreError({
+          code: 'invalid_options',
+          operation: 'createSqliteReviewStore',
+          field: 'url',
+          message: `cannot open ${url}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause,
+        })
+      })
+    return opening
+  }
+  /** The open connection; only called after `migrate()`, which opens it. */
+  function db(): Client {
+    if (client === undefined) throw new Error('the SQLite review store was used before it opened')
+    return client
   }
 
   // Every operation of this store runs alone on its one connection. A second
@@ -244,7 +260,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
         // un-reset inside libsql, and every later COMMIT on that connection
         // then fails with "SQL statements in progress". Discard it.
         await serial(async () => {
-          await client.reconnect()
+          await db().reconnect()
         })
         if (Date.now() >= deadline || attempt >= MAX_BUSY_ATTEMPTS) {
           throw new PusharyStoreError({
@@ -261,7 +277,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
   }
 
   async function inTransaction<T>(body: (tx: Transaction) => Promise<T>): Promise<T> {
-    const tx = await client.transaction('write')
+    const tx = await db().transaction('write')
     try {
       const result = await body(tx)
       await tx.commit()
@@ -277,6 +293,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
   let ready: Promise<void> | undefined
   function migrate(): Promise<void> {
     ready ??= withBusyRetry('migrate', async () => {
+      const client = await connect()
       // WAL is a property of the file; switching needs an exclusive lock, so
       // only the first opener (mode still 'delete') asks for it.
       const mode = await client.execute('PRAGMA journal_mode')
@@ -296,7 +313,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
 
   async function read<T>(body: (db: Executor) => Promise<T>): Promise<T> {
     await migrate()
-    return withBusyRetry('read', () => body(client))
+    return withBusyRetry('read', () => body(db()))
   }
 
   let closed = false
@@ -350,7 +367,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
     async insertReceipt(receipt: ReviewReceipt) {
       await migrate()
       await withBusyRetry('recordReceipt', () =>
-        client.execute({
+        db().execute({
           sql: 'INSERT INTO pushary_review_receipts (decision_id, received_at, body) VALUES (?, ?, ?)',
           args: [receipt.decisionId, receipt.receivedAt, receipt.body],
         }),
@@ -373,7 +390,9 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
       if (closed) return
       closed = true
       await queue
-      client.close()
+      // An open still loading finishes first, so its connection is closed too.
+      await opening?.catch(() => undefined)
+      client?.close()
     },
   }
   return driver
