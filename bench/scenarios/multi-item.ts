@@ -27,9 +27,11 @@ async function pendingReviews(env: BenchEnv) {
   }
 }
 
-async function batch(
+/** One batch of `count` items; `around` wraps each child's resume (the profile counts calls inside it). */
+export async function batch(
   env: BenchEnv,
   count: number,
+  around: Around = (body) => body(),
 ): Promise<{ startMs: number; resumeMs: number; review: PusharyReview }> {
   const items = Array.from({ length: count }, (_, index) => ({
     operationId: `batch-${count}-${index}`,
@@ -49,7 +51,7 @@ async function batch(
   for (const review of reviews) await env.client.decisions.answer(review.decisionId, 'yes')
   started = performance.now()
   for (const review of shuffled(reviews)) {
-    const result = await env.dispatcher.resumeDecision(review.decisionId)
+    const result = await around(() => env.dispatcher.resumeDecision(review.decisionId))
     if (result.status !== 'resumed') throw new Error(`resume ended ${result.status}`)
   }
   const resumeMs = performance.now() - started
@@ -174,8 +176,17 @@ interface ForeachRun {
 const foreachWorkflow = (env: BenchEnv, key: 'foreach' | 'bareForeach') =>
   env.mastra.getWorkflow(key) as unknown as { createRun(o?: { runId?: string }): Promise<ForeachRun> }
 
-/** Ours: every item's answered decision resumed through the dispatcher; ms per item. */
-async function foreachOurs(env: BenchEnv, tag: string): Promise<number[]> {
+type Around = <T>(body: () => Promise<T>) => Promise<T>
+
+/**
+ * Ours: every item's answered decision resumed through the dispatcher; ms
+ * per item. `around` wraps each item's timed resume (the profile counts calls inside it).
+ */
+export async function foreachOurs(
+  env: BenchEnv,
+  tag: string,
+  around: Around = (body) => body(),
+): Promise<number[]> {
   const run = await foreachWorkflow(env, 'foreach').createRun()
   const first = await run.start({ inputData: foreachInput(tag) })
   if (first.status !== 'suspended') throw new Error(`foreach start ended ${first.status}`)
@@ -185,7 +196,7 @@ async function foreachOurs(env: BenchEnv, tag: string): Promise<number[]> {
   for (const review of reviews) await env.client.decisions.answer(review.decisionId, 'yes')
   const samples: number[] = []
   for (const review of shuffled(reviews)) {
-    const { ms, value } = await timed(() => env.dispatcher.resumeDecision(review.decisionId))
+    const { ms, value } = await around(() => timed(() => env.dispatcher.resumeDecision(review.decisionId)))
     if (value.status !== 'resumed') throw new Error(`foreach item resume ended ${value.status}`)
     samples.push(ms)
   }

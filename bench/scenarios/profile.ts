@@ -10,7 +10,11 @@ import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BenchEnv } from '../lib/env.js'
 import { agentReview, nativeApproval } from './agent-review.js'
+import { batch, foreachOurs } from './multi-item.js'
 import { type Around, resumeViaCallback, resumeViaDispatcher } from './resume.js'
+
+const FOREACH_COUNTED = 10
+const BATCH_COUNTED = 10
 
 export interface CallBreakdown {
   path: string
@@ -24,6 +28,8 @@ async function countCalls(
   path: string,
   resumes: number,
   once: (operationId: string, around: Around) => Promise<number>,
+  /** Resumes made by one call of `once` (a multi-item run resumes every item). */
+  perOnce = 1,
 ): Promise<CallBreakdown> {
   env.probe.reset()
   const counted: Around = async (body) => {
@@ -36,11 +42,12 @@ async function countCalls(
   }
   let total = 0
   for (let index = 0; index < resumes; index++) total += await once(`${path}-count-${index}`, counted)
+  const made = resumes * perOnce
   const rows = [...env.probe.calls.entries()]
-    .map(([key, value]) => ({ key, perResume: value.calls / resumes, msPerResume: value.ms / resumes }))
+    .map(([key, value]) => ({ key, perResume: value.calls / made, msPerResume: value.ms / made }))
     .sort((a, b) => b.msPerResume - a.msPerResume)
   env.probe.reset()
-  return { path, resumes, msPerResume: total / resumes, rows }
+  return { path, resumes: made, msPerResume: total / made, rows }
 }
 
 export async function countPerResume(env: BenchEnv, resumes: number): Promise<CallBreakdown[]> {
@@ -57,6 +64,33 @@ export async function countPerResume(env: BenchEnv, resumes: number): Promise<Ca
     ),
     await countCalls(env, 'native `approveToolCallGenerate` (same agent shape)', resumes, (_id, around) =>
       nativeApproval(env, around, true),
+    ),
+    // Multi-item: every item of one run is counted; the table is per item.
+    await countCalls(
+      env,
+      `\`.foreach\` item resumed by label (${FOREACH_COUNTED} items of one run, each through \`resumeDecision\`)`,
+      1,
+      async (id, around) => (await foreachOurs(env, id, around)).reduce((a, b) => a + b, 0),
+      FOREACH_COUNTED,
+    ),
+    await countCalls(
+      env,
+      `batch child resumed (${BATCH_COUNTED} children of one batch, each through \`resumeDecision\`; the last resumes the parent)`,
+      1,
+      async (_id, around) => {
+        const started = performance.now()
+        let inside = 0
+        await batch(env, BATCH_COUNTED, async (body) => {
+          const at = performance.now()
+          try {
+            return await around(body)
+          } finally {
+            inside += performance.now() - at
+          }
+        })
+        return inside || performance.now() - started
+      },
+      BATCH_COUNTED,
     ),
   ]
 }
