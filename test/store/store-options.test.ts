@@ -49,6 +49,18 @@ describe('createSqliteReviewStore', () => {
     )
   })
 
+  it('refuses, when the store is made, a URL libsql could not open (the client itself loads later)', () => {
+    for (const url of ['file:/nonexistent-pushary-dir/reviews.db', 'postgres://localhost/reviews', 'file:']) {
+      const error = thrown(() => createSqliteReviewStore({ url }))
+      expect(error.code, url).toBe('invalid_options')
+      expect(error.field, url).toBe('url')
+    }
+    // A file in an existing directory, and the file:// spelling of the same path, open.
+    const url = tempUrl()
+    expect(() => createSqliteReviewStore({ url }).close()).not.toThrow()
+    expect(() => createSqliteReviewStore({ url: url.replace('file:', 'file://') }).close()).not.toThrow()
+  })
+
   it('switches the database file to WAL so readers never wait for a claim', async () => {
     const url = tempUrl()
     const store = createSqliteReviewStore({ url })
