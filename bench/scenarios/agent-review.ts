@@ -21,7 +21,7 @@ import { buildAgents } from '../../test/agents/support/agents.js'
 import { type BenchEnv, instrumentMastraStorage } from '../lib/env.js'
 import type { Row } from '../lib/report.js'
 import { summarize, timed } from '../lib/stats.js'
-import { floorDatabase } from './resume.js'
+import { betweenTwoCommits, floorDatabase } from './resume.js'
 
 const GROUP = '2. Agent reviews'
 let sequence = 0
@@ -121,9 +121,9 @@ async function agentFloor(env: BenchEnv, db: Client, n: number): Promise<number>
   await env.client.decisions.answer(asked.decisionId, 'yes')
   const { ms, value } = await timed(async () => {
     const decision = await env.client.decisions.get(asked.decisionId)
-    await db.execute({ sql: 'INSERT INTO floor (id, state) VALUES (?, ?)', args: [`a${n}`, 'resuming'] })
-    await s.refunder.approveToolCallGenerate({ runId: s.runId, toolCallId: s.toolCallId })
-    await db.execute({ sql: 'UPDATE floor SET state = ? WHERE id = ?', args: ['completed', `a${n}`] })
+    await betweenTwoCommits(db, `a${n}`, () =>
+      s.refunder.approveToolCallGenerate({ runId: s.runId, toolCallId: s.toolCallId }),
+    )
     return decision
   })
   if (value.status !== 'answered' || s.executions.length !== 1) throw new Error('agent floor did not run')

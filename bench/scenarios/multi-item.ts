@@ -13,7 +13,7 @@ import type { PusharyReview } from '../../src/store/review-schema.js'
 import { type BenchEnv, EXTERNAL_ID } from '../lib/env.js'
 import type { Row } from '../lib/report.js'
 import { shuffled, summarize, timed } from '../lib/stats.js'
-import { floorDatabase } from './resume.js'
+import { betweenTwoCommits, floorDatabase } from './resume.js'
 
 const GROUP = '4. Multi-item'
 
@@ -95,10 +95,10 @@ async function itemFloor(env: BenchEnv, db: Client, template: PusharyReview, n: 
   await env.client.decisions.answer(start.value.decisionId, 'yes')
   const resume = await timed(async () => {
     const decision = await env.client.decisions.get(start.value.decisionId)
-    await db.execute({ sql: 'INSERT INTO floor (id, state) VALUES (?, ?)', args: [operationId, 'resuming'] })
-    const run = await bareWorkflow(env).createRun({ runId: start.value.runId })
-    const resumed = await run.resume({ label: operationId, resumeData: { answer: 'yes' } })
-    await db.execute({ sql: 'UPDATE floor SET state = ? WHERE id = ?', args: ['completed', operationId] })
+    const resumed = await betweenTwoCommits(db, operationId, async () => {
+      const run = await bareWorkflow(env).createRun({ runId: start.value.runId })
+      return run.resume({ label: operationId, resumeData: { answer: 'yes' } })
+    })
     return { decision, resumed }
   })
   if (resume.value.decision.status !== 'answered' || resume.value.resumed.status !== 'success') {
@@ -224,11 +224,11 @@ async function foreachBare(env: BenchEnv, tag: string, db?: Client): Promise<num
     const label = `${tag}-${index}`
     const { ms, value } = await timed(async () => {
       if (asked) await env.client.decisions.get(asked.decisionId)
-      await db?.execute({ sql: 'INSERT INTO floor (id, state) VALUES (?, ?)', args: [label, 'resuming'] })
-      const run = await foreachWorkflow(env, 'bareForeach').createRun({ runId: started.runId })
-      const resumed = await run.resume({ label, resumeData: { answer: 'yes' } })
-      await db?.execute({ sql: 'UPDATE floor SET state = ? WHERE id = ?', args: ['completed', label] })
-      return resumed
+      const resume = async () => {
+        const run = await foreachWorkflow(env, 'bareForeach').createRun({ runId: started.runId })
+        return run.resume({ label, resumeData: { answer: 'yes' } })
+      }
+      return db ? betweenTwoCommits(db, label, resume) : resume()
     })
     last = value.status
     samples.push(ms)

@@ -138,10 +138,10 @@ async function resumeFloor(env: BenchEnv, db: Client, operationId: string): Prom
   const before = env.effects.bare
   const { ms, value } = await timed(async () => {
     const decision = await env.client.decisions.get(asked.decisionId)
-    await db.execute({ sql: 'INSERT INTO floor (id, state) VALUES (?, ?)', args: [operationId, 'resuming'] })
-    const run = await workflow(env, 'bare').createRun({ runId: started.runId })
-    const resumed = await run.resume({ label: operationId, resumeData: { answer: 'yes' } })
-    await db.execute({ sql: 'UPDATE floor SET state = ? WHERE id = ?', args: ['completed', operationId] })
+    const resumed = await betweenTwoCommits(db, operationId, async () => {
+      const run = await workflow(env, 'bare').createRun({ runId: started.runId })
+      return run.resume({ label: operationId, resumeData: { answer: 'yes' } })
+    })
     return { decision, resumed }
   })
   if (
@@ -152,6 +152,17 @@ async function resumeFloor(env: BenchEnv, db: Client, operationId: string): Prom
     throw new Error(`floor resume ended ${value.decision.status}/${value.resumed.status}`)
   }
   return ms
+}
+
+/**
+ * The floor's two durable single-statement commits around `body`: one before
+ * (as a claim must be on disk before the step runs), one after (the outcome).
+ */
+export async function betweenTwoCommits<T>(db: Client, id: string, body: () => Promise<T>): Promise<T> {
+  await db.execute({ sql: 'INSERT INTO floor (id, state) VALUES (?, ?)', args: [id, 'resuming'] })
+  const value = await body()
+  await db.execute({ sql: 'UPDATE floor SET state = ? WHERE id = ?', args: ['completed', id] })
+  return value
 }
 
 /** A WAL database next to the review store's, as the store opens its own. */
