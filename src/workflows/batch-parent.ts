@@ -177,6 +177,7 @@ function suspendedBatch(snapshot: RunSnapshotView, stepId: string) {
  * zero, which is only slower.
  */
 const prefixes = new WeakMap<Mastra, Map<string, number>>()
+const MAX_KNOWN_PARENTS = 10_000
 function settledPrefixes(mastra: Mastra): Map<string, number> {
   let known = prefixes.get(mastra)
   if (!known) {
@@ -232,6 +233,8 @@ export async function settleBatchParent(input: {
       child.state === 'open' &&
       !(await endStaleChild(mastra, store, batch.childWorkflowId, childRunId, childSnapshot))
     ) {
+      // Only a cache: bounded, so parents nobody answers never grow it without end.
+      if (known.size >= MAX_KNOWN_PARENTS && !known.has(key)) known.clear()
       known.set(key, index)
       return { ...where, status: 'waiting', openIndex: index }
     }
