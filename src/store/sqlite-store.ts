@@ -5,13 +5,12 @@
  * file's single write lock up front, so a claim's read-check-update cannot
  * interleave with another process's.
  */
-import { statSync } from 'node:fs'
-import { dirname } from 'node:path'
 import type { Client, InArgs, Transaction } from '@libsql/client'
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import { addPermitColumn, sqlitePermitStatements } from './sqlite-permits.js'
+import { checkedSqliteUrl } from './sqlite-url.js'
 import { createReviewStore } from './store-core.js'
 import { ActiveRunConflict, type ReviewStoreDriver, type ReviewWriteTransaction } from './store-driver.js'
 import { PusharyStoreError } from './store-error.js'
@@ -102,35 +101,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
-/** The schemes `@libsql/client` opens (anything else it refuses when it loads). */
-const LIBSQL_SCHEME = /^(file|libsql|wss?|https?):/i
-
-/**
- * Why libsql could not open `url`, found without loading it, or `null`. The
- * client loads on the first operation, so what it would refuse at open is
- * refused here, when the store is made: an approval step asks the person
- * before its first store call, and a store that cannot open must not be
- * found only then.
- */
-function unopenable(url: string): string | null {
-  if (!LIBSQL_SCHEME.test(url)) {
-    return 'the URL scheme is not one libsql opens (file:, libsql:, ws:, wss:, http:, https:)'
-  }
-  if (!/^file:/i.test(url)) return null
-  const path = url.replace(/^file:(\/\/(?=\/))?/i, '').replace(/\?.*$/, '')
-  if (path === '') return 'a file: URL must name the database file'
-  try {
-    if (statSync(dirname(path)).isDirectory()) return null
-  } catch {
-    // reported below
-  }
-  return `the directory ${dirname(path)} does not exist; libsql creates the database file, not its directory`
-}
-
-function isInMemory(url: string): boolean {
-  return url === ':memory:' || url.startsWith('file::memory:') || /[?&]mode=memory\b/.test(url)
-}
-
 function writeTransaction(tx: Transaction): ReviewWriteTransaction {
   const run = (sql: string, args: InArgs) => tx.execute({ sql, args })
   return {
@@ -204,32 +174,7 @@ export function createSqliteReviewStore(options: SqliteReviewStoreOptions): Push
  * const store = createReviewStore(createSqliteReviewDriver({ url }), () => new Date())
  */
 export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): ReviewStoreDriver {
-  const url = options?.url
-  if (typeof url !== 'string' || url.trim() === '') {
-    throw new PusharyStoreError({
-      code: 'invalid_options',
-      operation: 'createSqliteReviewStore',
-      field: 'url',
-      message: 'url must be a libsql URL such as file:/path/reviews.db',
-    })
-  }
-  if (isInMemory(url)) {
-    throw new PusharyStoreError({
-      code: 'invalid_options',
-      operation: 'createSqliteReviewStore',
-      field: 'url',
-      message: 'an in-memory database cannot coordinate processes or survive a restart; use a file',
-    })
-  }
-  const problem = unopenable(url)
-  if (problem !== null) {
-    throw new PusharyStoreError({
-      code: 'invalid_options',
-      operation: 'createSqliteReviewStore',
-      field: 'url',
-      message: `cannot open ${url}: ${problem}`,
-    })
-  }
+  const url = checkedSqliteUrl(options?.url)
   const busyTimeoutMs = options.busyTimeoutMs ?? 15_000
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
     throw new PusharyStoreError({
