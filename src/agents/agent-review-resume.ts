@@ -223,14 +223,13 @@ export async function resumeAgentReview<TOutput = unknown>(
       if (autoResumed) {
         return await endStale(input.store, decisionId, { reasonCode: 'auto_resumed', reason: autoResumed })
       }
+      // `before` above found the review run waiting on this decision, under the claim.
       const run = await resumeAgentReviewRun({
         mastra,
         client: input.client,
         binding: review,
         answer,
         decision,
-        // `before` above found the review run waiting on this decision, under the claim.
-        waiting: true,
         hook: {
           agent,
           mode: input.mode ?? 'generate',

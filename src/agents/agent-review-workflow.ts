@@ -281,14 +281,15 @@ function lostResumeClaim(error: unknown): boolean {
 }
 
 /**
- * Resumes one review run with the verified answer; the run's final step
+ * Resumes one review run with the verified answer. The caller has just read
+ * the run's snapshot under its claim and found it waiting on this decision
+ * (`reviewRunState`), so it is not read again here. The run's final step
  * performs the native agent resume and hands its output to `hook.deliver`.
  * Returns `suspended` when the approval step refused the answer on its own
  * re-read and suspended again on the same decision: nothing after it ran, so
  * the caller releases its claim. Returns `taken` when another caller (one
- * that does not share the review store) resumed the run first, found before
- * the resume or from Mastra's own claim: nothing of ours ran. Throws when the
- * run is not waiting on this decision any other way (failed, unknown) or
+ * that does not share the review store) resumed the run first, found by
+ * Mastra's own claim on the resume: nothing of ours ran. Throws when the run
  * ended any other way: the caller records that as uncertain.
  *
  * @example
@@ -302,25 +303,9 @@ export async function resumeAgentReviewRun(input: {
   /** The decision the caller just read and verified: handed to the approval step so it does not read it again. */
   decision: Decision
   hook: AgentResumeHook
-  /**
-   * The caller read the run's snapshot under its claim and found it waiting
-   * on this decision: it is not read again. A resume by another caller in
-   * between still ends `taken`, from Mastra's own claim on the resume.
-   */
-  waiting?: true
 }): Promise<{ status: 'success' | 'suspended' | 'taken' }> {
   const { runId } = agentWorkflowBinding(input.binding, 'resumePusharyAgentReview')
   const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
-  if (!input.waiting) {
-    const snapshot = await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
-    // Another caller without this review store got there first: nothing of ours ran.
-    if (snapshot?.status === 'running' || snapshot?.status === 'success') return { status: 'taken' }
-    if (snapshot?.status !== 'suspended' || decisionIdOf(snapshot) !== input.hook.decisionId) {
-      throw new Error(
-        `the review workflow run ${runId} is ${snapshot?.status ?? 'missing'}, not waiting on this decision`,
-      )
-    }
-  }
   const requestContext = new RequestContext()
   requestContext.set(RESUME_HOOK_KEY, input.hook)
   const run = await workflow.createRun({ runId })

@@ -172,6 +172,39 @@ describe('deferred agent reviews', () => {
     expect(s.executions).toHaveLength(0)
   })
 
+  it('two resumers that do not share a review store race on one approved review: the tool runs once', async () => {
+    const s = await suspended([refund('r-race')])
+    const review = await open(s)
+    // A second store that knows the same review (a host configured with another file).
+    const other = createSqliteReviewStore({ url: `file:${join(env.dir, `other-${n}.db`)}` })
+    try {
+      await other.save(review)
+      await env.client.decisions.answer(review.decisionId, 'yes')
+      const resumeWith = (reviews: PusharyReviewStore) =>
+        resumePusharyAgentReview(
+          { client: env.client },
+          {
+            agent: s.refunder,
+            agentId: 'refunder',
+            externalId: s.externalId,
+            decisionId: review.decisionId,
+            store: reviews,
+          },
+        )
+      const outcomes = await Promise.all([resumeWith(store), resumeWith(other)])
+      expect(s.executions).toHaveLength(1)
+      expect(outcomes.filter((outcome) => outcome.status === 'resumed')).toHaveLength(1)
+      // The loser ran nothing and says so; neither review is left pending or claimed.
+      const loser = outcomes.find((outcome) => outcome.status !== 'resumed')
+      expect(loser?.status).not.toBe('uncertain')
+      for (const reviews of [store, other]) {
+        expect(['completed'], loser?.status).toContain((await reviews.get(review.decisionId))?.state)
+      }
+    } finally {
+      await other.close()
+    }
+  })
+
   it('refuses bad input with a typed error before any request', async () => {
     const s = await suspended([refund('r5')])
     const before = (await env.client.decisions.list({ limit: 100 })).decisions.length
