@@ -36,3 +36,24 @@ export function shuffled<T>(items: readonly T[]): T[] {
   }
   return copy
 }
+
+/**
+ * Runs every path once per round, in an order that turns by one each round
+ * (so no path always runs right after another and load hits all alike), and
+ * keeps each path's value from the rounds after the warm-ups.
+ */
+export async function inTurningOrder<M extends Record<string, unknown>>(
+  rounds: { warmups: number; samples: number },
+  paths: { [K in keyof M]: (round: number) => Promise<M[K]> },
+): Promise<{ [K in keyof M]: M[K][] }> {
+  const names = Object.keys(paths) as (keyof M)[]
+  const kept = Object.fromEntries(names.map((name) => [name, []])) as unknown as { [K in keyof M]: M[K][] }
+  for (let round = 0; round < rounds.warmups + rounds.samples; round++) {
+    for (let index = 0; index < names.length; index++) {
+      const name = names[(index + round) % names.length] as keyof M
+      const value = await paths[name](round)
+      if (round >= rounds.warmups) kept[name].push(value)
+    }
+  }
+  return kept
+}

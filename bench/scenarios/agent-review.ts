@@ -20,7 +20,7 @@ import type { PusharyAgentReview } from '../../src/store/review-schema.js'
 import { buildAgents } from '../../test/agents/support/agents.js'
 import { type BenchEnv, instrumentMastraStorage } from '../lib/env.js'
 import type { Row } from '../lib/report.js'
-import { summarize, timed } from '../lib/stats.js'
+import { inTurningOrder, summarize, timed } from '../lib/stats.js'
 import { betweenTwoCommits, floorDatabase } from './resume.js'
 
 const GROUP = '2. Agent reviews'
@@ -155,39 +155,33 @@ export async function benchAgentReview(
   env: BenchEnv,
   options: { warmups: number; samples: number },
 ): Promise<Row[]> {
-  const ours = { open: [] as number[], resume: [] as number[] }
-  const nativeMs: number[] = []
-  const floorMs: number[] = []
-  const openFloorMs: number[] = []
   const db = await floorDatabase(env, 'agent-floor')
+  // The open floor saves a copy of the review opened last, so it has the same shape.
   let template = (await agentReview(env)).review
+  let taken: {
+    ours: { openMs: number; resumeMs: number }[]
+    native: number[]
+    floor: number[]
+    openFloor: number[]
+  }
   try {
-    for (let round = 0; round < options.warmups + options.samples; round++) {
-      const taken: { open?: number; resume?: number; native?: number; floor?: number; openFloor?: number } =
-        {}
-      // The order turns every round, so no path always runs right after another.
-      const order = [
-        async () => {
-          const r = await agentReview(env)
-          template = r.review
-          Object.assign(taken, { open: r.openMs, resume: r.resumeMs })
-        },
-        async () => Object.assign(taken, { native: await nativeApproval(env) }),
-        async () => Object.assign(taken, { floor: await agentFloor(env, db, round) }),
-        async () => Object.assign(taken, { openFloor: await openFloor(env, template, round) }),
-      ]
-      for (let i = 0; i < order.length; i++)
-        await (order[(i + round) % order.length] as () => Promise<unknown>)()
-      if (round < options.warmups) continue
-      ours.open.push(taken.open as number)
-      ours.resume.push(taken.resume as number)
-      nativeMs.push(taken.native as number)
-      floorMs.push(taken.floor as number)
-      openFloorMs.push(taken.openFloor as number)
-    }
+    taken = await inTurningOrder(options, {
+      ours: async () => {
+        const reviewed = await agentReview(env)
+        template = reviewed.review
+        return reviewed
+      },
+      native: () => nativeApproval(env),
+      floor: (round) => agentFloor(env, db, round),
+      openFloor: (round) => openFloor(env, template, round),
+    })
   } finally {
     db.close()
   }
+  const ours = { open: taken.ours.map((r) => r.openMs), resume: taken.ours.map((r) => r.resumeMs) }
+  const nativeMs = taken.native
+  const floorMs = taken.floor
+  const openFloorMs = taken.openFloor
   const params = `${options.samples} reviews after ${options.warmups} warm-ups, scripted model, requireApproval tool`
   const resume = summarize(ours.resume)
   const open = summarize(ours.open)

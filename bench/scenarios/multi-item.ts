@@ -12,7 +12,7 @@ import type { Client } from '@libsql/client'
 import type { PusharyReview } from '../../src/store/review-schema.js'
 import { type BenchEnv, EXTERNAL_ID } from '../lib/env.js'
 import type { Row } from '../lib/report.js'
-import { shuffled, summarize, timed } from '../lib/stats.js'
+import { inTurningOrder, shuffled, summarize, timed } from '../lib/stats.js'
 import { betweenTwoCommits, floorDatabase } from './resume.js'
 
 const GROUP = '4. Multi-item'
@@ -241,29 +241,21 @@ export async function benchForeach(
   env: BenchEnv,
   options: { warmups: number; rounds: number },
 ): Promise<Row[]> {
-  const ours: number[] = []
-  const bare: number[] = []
-  const floor: number[] = []
   const db = await floorDatabase(env, 'foreach-floor')
+  let taken: { ours: number[][]; bare: number[][]; floor: number[][] }
   try {
-    for (let round = 0; round < options.warmups + options.rounds; round++) {
-      const order = [
-        async () => ({ o: await foreachOurs(env, `fo${round}`) }),
-        async () => ({ b: await foreachBare(env, `fb${round}`) }),
-        async () => ({ f: await foreachBare(env, `ff${round}`, db) }),
-      ]
-      const taken: { o?: number[]; b?: number[]; f?: number[] } = {}
-      for (let i = 0; i < order.length; i++) {
-        Object.assign(taken, await (order[(i + round) % order.length] as () => Promise<object>)())
-      }
-      if (round < options.warmups) continue
-      ours.push(...(taken.o ?? []))
-      bare.push(...(taken.b ?? []))
-      floor.push(...(taken.f ?? []))
-    }
+    taken = await inTurningOrder(
+      { warmups: options.warmups, samples: options.rounds },
+      {
+        ours: (round) => foreachOurs(env, `fo${round}`),
+        bare: (round) => foreachBare(env, `fb${round}`),
+        floor: (round) => foreachBare(env, `ff${round}`, db),
+      },
+    )
   } finally {
     db.close()
   }
+  const [ours, bare, floor] = [taken.ours.flat(), taken.bare.flat(), taken.floor.flat()]
   const params = `${options.rounds} foreach runs of ${FOREACH_ITEMS} items after ${options.warmups} warm-up, items resumed one by one in random order`
   const o = summarize(ours)
   const b = summarize(bare)

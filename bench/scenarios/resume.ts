@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { type Client, createClient } from '@libsql/client'
 import type { BenchEnv } from '../lib/env.js'
 import type { Row } from '../lib/report.js'
-import { summarize, timed } from '../lib/stats.js'
+import { inTurningOrder, summarize, timed } from '../lib/stats.js'
 
 const GROUP = '1. Answer → resumed run'
 
@@ -177,35 +177,19 @@ export async function benchResume(
   env: BenchEnv,
   options: { warmups: number; samples: number },
 ): Promise<Row[]> {
-  const dispatcher: number[] = []
-  const callback: number[] = []
-  const bare: number[] = []
-  const floor: number[] = []
   const db = await floorDatabase(env)
+  let taken: { dispatcher: number[]; callback: number[]; bare: number[]; floor: number[] }
   try {
-    for (let round = 0; round < options.warmups + options.samples; round++) {
-      const keep = round >= options.warmups
-      // The order turns every round, so no path always runs right after another.
-      const order = [
-        async () => ({ d: await resumeViaDispatcher(env, `dispatch-${round}`) }),
-        async () => ({ c: await resumeViaCallback(env, `callback-${round}`) }),
-        async () => ({ b: await resumeBare(env, `bare-${round}`) }),
-        async () => ({ f: await resumeFloor(env, db, `floor-${round}`) }),
-      ]
-      const taken: { d?: number; c?: number; b?: number; f?: number } = {}
-      for (let i = 0; i < order.length; i++) {
-        Object.assign(taken, await (order[(i + round) % order.length] as () => Promise<object>)())
-      }
-      if (keep) {
-        dispatcher.push(taken.d as number)
-        callback.push(taken.c as number)
-        bare.push(taken.b as number)
-        floor.push(taken.f as number)
-      }
-    }
+    taken = await inTurningOrder(options, {
+      dispatcher: (round) => resumeViaDispatcher(env, `dispatch-${round}`),
+      callback: (round) => resumeViaCallback(env, `callback-${round}`),
+      bare: (round) => resumeBare(env, `bare-${round}`),
+      floor: (round) => resumeFloor(env, db, `floor-${round}`),
+    })
   } finally {
     db.close()
   }
+  const { dispatcher, callback, bare, floor } = taken
   const bareSummary = summarize(bare)
   const floorSummary = summarize(floor)
   const params = `${options.samples} resumes after ${options.warmups} warm-ups, one process, loopback`
