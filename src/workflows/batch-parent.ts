@@ -174,7 +174,8 @@ function suspendedBatch(snapshot: RunSnapshotView, stepId: string) {
  * process has already seen settled. A settled (or failed) child never opens
  * again, so the next scan starts there: N children answered in any order cost
  * about 2N child reads in all instead of N·ln N. Another process starts from
- * zero, which is only slower.
+ * zero, which is only slower. It decides nothing on its own: the parent's
+ * resume pass reads every child again and suspends once more if one is open.
  */
 const prefixes = new WeakMap<Mastra, Map<string, number>>()
 const MAX_KNOWN_PARENTS = 10_000
