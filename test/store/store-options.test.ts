@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClient } from '@libsql/client'
@@ -59,6 +59,23 @@ describe('createSqliteReviewStore', () => {
     const url = tempUrl()
     expect(() => createSqliteReviewStore({ url }).close()).not.toThrow()
     expect(() => createSqliteReviewStore({ url: url.replace('file:', 'file://') }).close()).not.toThrow()
+  })
+
+  it('reports a file that cannot be opened at its first operation as a typed error, and opens once it can', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pushary-options-gone-'))
+    dirs.push(dir)
+    const store = createSqliteReviewStore({ url: `file:${join(dir, 'reviews.db')}` })
+    rmSync(dir, { recursive: true, force: true })
+    const error = await store.get('dec_1').then(
+      () => null,
+      (caught: unknown) => caught,
+    )
+    expect(isPusharyStoreError(error), String(error)).toBe(true)
+    expect((error as PusharyStoreError).field).toBe('url')
+    // The failed open is not remembered: once the directory is back, the same store works.
+    mkdirSync(dir)
+    expect(await store.get('dec_1')).toBeNull()
+    await store.close()
   })
 
   it('switches the database file to WAL so readers never wait for a claim', async () => {
