@@ -63,15 +63,19 @@ function httpKey(input: RequestInfo | URL, init?: RequestInit): string {
   return `HTTP ${method} ${path}`
 }
 
+/**
+ * Wraps every method of the review store in place: the store stays the same
+ * object, as the package's own callers see it (a claim's lease starts from
+ * the time the store object itself wrote; see src/store/claim-times.ts).
+ */
 function instrumentStore(store: PusharyReviewStore, probe: Probe): PusharyReviewStore {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver)
-      if (typeof value !== 'function' || typeof property !== 'string') return value
-      return (...args: unknown[]) =>
-        probe.time(`review store: ${property}`, () => value.apply(target, args) as Promise<unknown>)
-    },
-  })
+  const methods = store as unknown as Record<string, unknown>
+  for (const [name, original] of Object.entries(methods)) {
+    if (typeof original !== 'function') continue
+    methods[name] = (...args: unknown[]) =>
+      probe.time(`review store: ${name}`, () => (original as (...a: unknown[]) => Promise<unknown>)(...args))
+  }
+  return store
 }
 
 /** Wraps every method of one of Mastra's storage domains in place (bench only). */

@@ -7,6 +7,7 @@
  * is alive. Workflow, batch-parent and agent resumes all hold their claims
  * through this one module.
  */
+import { takeClaimTime } from '../store/claim-times.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 
 /** Default lease: a claim whose time has not moved for this long has lost its holder. */
@@ -39,7 +40,8 @@ export async function whileHoldingClaim<T>(
   leaseMs: number,
   work: () => Promise<T>,
 ): Promise<T> {
-  let since = (await store.claimState(decisionId))?.since ?? null
+  // The claim's time as this process's store wrote it, else as stored.
+  let since = takeClaimTime(store, decisionId) ?? (await store.claimState(decisionId))?.since ?? null
   let beat: Promise<unknown> = Promise.resolve()
   const timer = setInterval(
     () => {

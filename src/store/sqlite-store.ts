@@ -1,15 +1,17 @@
 /**
  * The review store over SQLite (`@libsql/client`), for processes that share
  * one database file (it may be the same file as Mastra's `@mastra/libsql`
- * storage). Every write is one `BEGIN IMMEDIATE` transaction, which takes the
- * file's single write lock up front, so a claim's read-check-update cannot
- * interleave with another process's.
+ * storage). A claim and every lifecycle transition is one atomic statement
+ * (`sqlite-transitions.ts`); the other writes are one `BEGIN IMMEDIATE`
+ * transaction, which takes the file's single write lock up front, so a
+ * read-check-update cannot interleave with another process's.
  */
 import type { Client, InArgs, Transaction } from '@libsql/client'
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import { addPermitColumn, sqlitePermitStatements } from './sqlite-permits.js'
+import { ACTIVE, sqliteOneStatementWrites, TRANSITION_TRIGGER } from './sqlite-transitions.js'
 import { checkedSqliteUrl } from './sqlite-url.js'
 import { createReviewStore } from './store-core.js'
 import { ActiveRunConflict, type ReviewStoreDriver, type ReviewWriteTransaction } from './store-driver.js'
@@ -35,7 +37,6 @@ export interface SqliteReviewStoreOptions {
   readonly now?: () => Date
 }
 
-const ACTIVE = "('resuming', 'uncertain')"
 const SQLITE_BUSY_TIMEOUT_MS = 10
 const MAX_BUSY_ATTEMPTS = 10_000
 
@@ -66,6 +67,9 @@ const MIGRATION = [
     at TEXT NOT NULL
   )`,
   'CREATE INDEX IF NOT EXISTS pushary_review_transitions_decision ON pushary_review_transitions (decision_id, id)',
+  // Claims and transitions are one statement each: the history row they
+  // append moves the review (sqlite-transitions.ts).
+  TRANSITION_TRIGGER,
   `CREATE TABLE IF NOT EXISTS pushary_review_receipts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     decision_id TEXT NOT NULL,
@@ -86,15 +90,16 @@ function isBusy(error: unknown): boolean {
   )
 }
 
-function isActiveRunViolation(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false
+/** The partial unique index's refusal of a second active review in one run, as the store's conflict. */
+function asActiveRunConflict(error: unknown): unknown {
+  if (typeof error !== 'object' || error === null) return error
   const { code, message } = error as { code?: unknown; message?: unknown }
-  return (
+  const violation =
     typeof code === 'string' &&
     code.startsWith('SQLITE_CONSTRAINT') &&
     typeof message === 'string' &&
     message.includes('pushary_reviews.run_id')
-  )
+  return violation ? new ActiveRunConflict('run already has an active review', { cause: error }) : error
 }
 
 function sleep(ms: number): Promise<void> {
@@ -137,9 +142,7 @@ function writeTransaction(tx: Transaction): ReviewWriteTransaction {
         )
         return result.rowsAffected === 1
       } catch (error) {
-        if (isActiveRunViolation(error))
-          throw new ActiveRunConflict('run already has an active review', { cause: error })
-        throw error
+        throw asActiveRunConflict(error)
       }
     },
     async appendTransition(row) {
@@ -292,10 +295,11 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
     return ready
   }
 
-  async function read<T>(body: (db: Executor) => Promise<T>): Promise<T> {
+  async function statement<T>(operation: string, body: (db: Client) => Promise<T>): Promise<T> {
     await migrate()
-    return withBusyRetry('read', () => body(db()))
+    return withBusyRetry(operation, () => body(db()))
   }
+  const read = <T>(body: (db: Executor) => Promise<T>): Promise<T> => statement('read', body)
 
   let closed = false
   const driver: ReviewStoreDriver = {
@@ -366,6 +370,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
           body: String(row.body),
         }))
       }),
+    ...sqliteOneStatementWrites(statement, asActiveRunConflict),
     ...sqlitePermitStatements(read),
     async close() {
       if (closed) return

@@ -8,10 +8,13 @@ import { z } from 'zod/v4'
 import {
   isTerminalReviewState,
   nextReviewState,
+  REVIEW_EVENTS,
   REVIEW_STATES,
   type ReviewEventType,
+  type ReviewState,
 } from '../machines/review-lifecycle.js'
 import { idSchema } from '../pushary/identity.js'
+import { forgetClaimTime, rememberClaimTime } from './claim-times.js'
 import { permitCalls } from './review-permits.js'
 import { pusharyReviewSchema, reviewReceiptSchema, reviewStateSchema } from './review-schema.js'
 import type {
@@ -46,12 +49,20 @@ const RECOVERY_EVENTS: Record<ReviewRecoveryOutcome, ReviewEventType> = {
 
 const MAX_LIST_LIMIT = 1000
 
+// Where each event moves a review from each state it applies in, read off the
+// lifecycle once, for the drivers that write a transition as one statement.
+type Move = { readonly from: ReviewState; readonly to: ReviewState }
+const MOVES = {} as Record<ReviewEventType, readonly Move[]>
+for (const event of REVIEW_EVENTS) {
+  MOVES[event] = REVIEW_STATES.flatMap((from) => {
+    const to = nextReviewState(from, event)
+    return to === null ? [] : [{ from, to }]
+  })
+}
+
 // The one state a claim starts from, read off the lifecycle so the
 // one-statement claim moves rows exactly as the machine does.
-const CLAIMABLE = REVIEW_STATES.flatMap((from) => {
-  const to = nextReviewState(from, 'CLAIM')
-  return to === null ? [] : [{ from, to }]
-})
+const CLAIMABLE = MOVES.CLAIM
 
 // Argument schemas are built once here, not per call: a store call sits on
 // every resume, and building a zod schema costs more than checking with it.
@@ -124,38 +135,52 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     return guarded(operation, body)
   }
 
+  function notFound(operation: string, decisionId: string): PusharyStoreError {
+    return new PusharyStoreError({
+      code: 'not_found',
+      operation,
+      field: 'decisionId',
+      message: `no review for decision ${JSON.stringify(decisionId)}`,
+    })
+  }
+
+  function refused(operation: 'finish' | 'recover', decisionId: string, from: string, event: string) {
+    return new PusharyStoreError({
+      code: operation === 'finish' ? 'not_claimed' : 'not_recoverable',
+      operation,
+      field: 'decisionId',
+      message: `review ${JSON.stringify(decisionId)} is ${from}; the lifecycle refuses ${event} there`,
+    })
+  }
+
   async function transition(
     operation: 'finish' | 'recover',
     decisionId: string,
     event: ReviewEventType,
     reason: string | null,
   ): Promise<void> {
+    const oneStatement = driver.transitionInOneStatement
+    if (oneStatement !== undefined) {
+      const at = timestamp()
+      const result = await oneStatement({ operation, decisionId, moves: MOVES[event], event, reason, at })
+      if (result === null) throw notFound(operation, decisionId)
+      if (!result.moved) throw refused(operation, decisionId, result.state, event)
+      return
+    }
     await driver.write(operation, null, async (tx) => {
       const row = await tx.selectForUpdate(decisionId)
-      if (row === null) {
-        throw new PusharyStoreError({
-          code: 'not_found',
-          operation,
-          field: 'decisionId',
-          message: `no review for decision ${JSON.stringify(decisionId)}`,
-        })
-      }
+      if (row === null) throw notFound(operation, decisionId)
       const from = reviewStateSchema.parse(row.state)
       const to = nextReviewState(from, event)
       const at = timestamp()
       if (to === null || !(await tx.setState(decisionId, from, to, reason, at))) {
-        throw new PusharyStoreError({
-          code: operation === 'finish' ? 'not_claimed' : 'not_recoverable',
-          operation,
-          field: 'decisionId',
-          message: `review ${JSON.stringify(decisionId)} is ${from}; the lifecycle refuses ${event} there`,
-        })
+        throw refused(operation, decisionId, from, event)
       }
       await tx.appendTransition({ decisionId, from, to, event, reason, at })
     })
   }
 
-  return {
+  const store: PusharyReviewStore = {
     save: (input) =>
       open('save', async () => {
         const parsed = pusharyReviewSchema.safeParse(input)
@@ -223,7 +248,10 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
             const at = timestamp()
             const row = await oneStatement({ decisionId: id, runId: run, ...claimable, reason: why, at })
             refuseUnclaimable(id, run, row)
-            if (row.claimed) return 'claimed'
+            if (row.claimed) {
+              rememberClaimTime(store, id, at)
+              return 'claimed'
+            }
             // Not moved: a settled review stays settled; a claimable one lost
             // the compare-and-set or its run has an active review, and one
             // held by another resumer is busy.
@@ -239,6 +267,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
             const at = timestamp()
             if (!(await tx.setState(id, from, to, why, at))) return 'busy'
             await tx.appendTransition({ decisionId: id, from, to, event: 'CLAIM', reason: why, at })
+            rememberClaimTime(store, id, at)
             return 'claimed'
           })
         } catch (error) {
@@ -252,6 +281,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         const id = checked(idSchema, decisionId, 'finish', 'decisionId')
         const target = checked(finishStateSchema, state, 'finish', 'state')
         const why = checked(optionalTextSchema, reason, 'finish', 'reason')
+        forgetClaimTime(store, id)
         await transition('finish', id, FINISH_EVENTS[target], why ?? null)
       }),
 
@@ -260,6 +290,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         const id = checked(idSchema, decisionId, 'recover', 'decisionId')
         const target = checked(recoveryOutcomeSchema, outcome, 'recover', 'outcome')
         const why = checked(idSchema, reason, 'recover', 'reason')
+        forgetClaimTime(store, id)
         await transition('recover', id, RECOVERY_EVENTS[target], why)
       }),
 
@@ -268,16 +299,18 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         const id = checked(idSchema, decisionId, 'reclaim', 'decisionId')
         const seen = checked(claimTimeSchema, since, 'reclaim', 'since')
         const why = checked(idSchema, reason, 'reclaim', 'reason')
+        const oneStatement = driver.transitionInOneStatement
+        if (oneStatement !== undefined) {
+          const at = laterThan(seen, timestamp())
+          const move = { operation: 'reclaim' as const, decisionId: id, moves: MOVES.RECLAIM, since: seen }
+          const result = await oneStatement({ ...move, event: 'RECLAIM', reason: why, at })
+          if (result === null) throw notFound('reclaim', id)
+          if (result.moved) rememberClaimTime(store, id, at)
+          return result.moved
+        }
         return driver.write('reclaim', null, async (tx) => {
           const row = await tx.selectForUpdate(id)
-          if (row === null) {
-            throw new PusharyStoreError({
-              code: 'not_found',
-              operation: 'reclaim',
-              field: 'decisionId',
-              message: `no review for decision ${JSON.stringify(id)}`,
-            })
-          }
+          if (row === null) throw notFound('reclaim', id)
           // The row is locked for this transaction: comparing the claim we saw
           // with the stored one is the compare-and-set that lets exactly one
           // of several concurrent recoverers take the claim over.
@@ -287,6 +320,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
           const at = laterThan(seen, timestamp())
           if (!(await tx.setState(id, from, to, why, at))) return false
           await tx.appendTransition({ decisionId: id, from, to, event: 'RECLAIM', reason: why, at })
+          rememberClaimTime(store, id, at)
           return true
         })
       }),
@@ -354,4 +388,5 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
       return guarded('close', () => driver.close())
     },
   }
+  return store
 }

@@ -4,7 +4,7 @@
  * and the error a driver throws when the database itself refuses a second
  * active review in one run.
  */
-import type { ReviewState } from '../machines/review-lifecycle.js'
+import type { ReviewEventType, ReviewState } from '../machines/review-lifecycle.js'
 import type { ReviewPermitDriver } from './review-permits.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { StoredReviewRow, StoredTransitionRow } from './store-rows.js'
@@ -51,6 +51,18 @@ export interface ReviewStoreDriver extends ReviewPermitDriver {
   claimInOneStatement?(
     claim: ClaimStatement,
   ): Promise<{ runId: string; state: string; claimed: boolean } | null>
+  /**
+   * Optional: one lifecycle transition (`finish`, `recover`, `reclaim`) as one
+   * atomic statement (SQLite). Moves the row from whichever `moves[i].from`
+   * it is in to that move's `to`, only when it is in one of them (and, with
+   * `since`, still has that claim time) when the database writes it,
+   * appending the history row with it. Returns `{ moved: false, state }`
+   * with the row's state when nothing moved, or `null` when there is no row.
+   * Drivers without it run the transition as a write transaction.
+   */
+  transitionInOneStatement?(
+    move: TransitionStatement,
+  ): Promise<{ moved: true } | { moved: false; state: string } | null>
   selectReview(decisionId: string): Promise<StoredReviewRow | null>
   /** Rows in `state`, longest in it first; when `after` names a row still in `state`, only rows after it. */
   selectByState(state: ReviewState, limit: number, after: string | null): Promise<StoredReviewRow[]>
@@ -68,6 +80,20 @@ export interface ClaimStatement {
   readonly to: ReviewState
   readonly reason: string | null
   readonly at: string
+}
+
+/** What {@link ReviewStoreDriver.transitionInOneStatement} writes. */
+export interface TransitionStatement {
+  /** The store operation, for a busy or failed database's error. */
+  readonly operation: 'finish' | 'recover' | 'reclaim'
+  readonly decisionId: string
+  /** Every state `event` moves a review out of, with where it moves it; the lifecycle's, never empty. */
+  readonly moves: readonly { readonly from: ReviewState; readonly to: ReviewState }[]
+  readonly event: ReviewEventType
+  readonly reason: string | null
+  readonly at: string
+  /** When set, the row moves only if its `state_changed_at` is exactly this (a lease takeover). */
+  readonly since?: string
 }
 
 /**

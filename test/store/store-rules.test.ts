@@ -34,8 +34,12 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** The real SQLite driver, except that its transactions never report an active review of the run. */
-function withoutStoreCheck(driver: ReviewStoreDriver): ReviewStoreDriver {
+/**
+ * The real SQLite driver, except that its claims run as transactions that
+ * never report an active review of the run (the one-statement claim checks
+ * in its own SQL, so it is taken away here).
+ */
+function withoutStoreCheck({ claimInOneStatement: _, ...driver }: ReviewStoreDriver): ReviewStoreDriver {
   return {
     ...driver,
     write: (operation, runId, body) =>
@@ -281,5 +285,87 @@ describe('what a refusing store tells the caller', () => {
       operation: 'get',
       message: expect.stringContaining('no such table'),
     })
+  })
+})
+
+/** The real SQLite driver with every write as a transaction, as before claims and transitions were one statement. */
+function transactionsOnly({
+  claimInOneStatement: _claim,
+  transitionInOneStatement: _transition,
+  ...driver
+}: ReviewStoreDriver): ReviewStoreDriver {
+  return driver
+}
+
+describe('one-statement claims and transitions on SQLite', () => {
+  it('share one file with a writer that runs them as transactions: every move recorded once, in order', async () => {
+    store = createSqliteReviewStore({ url })
+    const older = createReviewStore(transactionsOnly(createSqliteReviewDriver({ url })), () => new Date())
+    try {
+      const review = agentReview()
+      await store.save(review)
+      const id = review.decisionId
+      expect(await older.claim(id, review.runId)).toBe('claimed')
+      expect(await store.claim(id, review.runId)).toBe('busy')
+      await store.finish(id, 'pending', 'the same step is suspended again')
+      expect(await store.claim(id, review.runId)).toBe('claimed')
+      const since = (await older.claimState(id))?.since ?? ''
+      expect(await store.reclaim(id, since, 'holder gone')).toBe(true)
+      expect(await older.reclaim(id, since, 'holder gone')).toBe(false)
+      await older.finish(id, 'uncertain', 'resume threw')
+      await store.recover(id, 'completed', 'operator: it ran')
+      expect(await older.claim(id, review.runId)).toBe('settled')
+
+      const history = await store.history(id)
+      expect(history.map(({ from, to, event }) => [from, to, event])).toEqual([
+        [null, 'pending', null],
+        ['pending', 'resuming', 'CLAIM'],
+        ['resuming', 'pending', 'NOT_APPLIED'],
+        ['pending', 'resuming', 'CLAIM'],
+        ['resuming', 'resuming', 'RECLAIM'],
+        ['resuming', 'uncertain', 'FAILED_AFTER_CLAIM'],
+        ['uncertain', 'completed', 'OPERATOR_CONFIRMED_EXECUTED'],
+      ])
+      expect(history.map((entry) => entry.reason)).toEqual([
+        null,
+        null,
+        'the same step is suspended again',
+        null,
+        'holder gone',
+        'resume threw',
+        'operator: it ran',
+      ])
+      // The review row carries the last transition exactly, whichever writer made it.
+      const row = await raw.execute({
+        sql: 'SELECT state, reason, state_changed_at FROM pushary_reviews WHERE decision_id = ?',
+        args: [id],
+      })
+      expect(row.rows[0]).toMatchObject({
+        state: 'completed',
+        reason: 'operator: it ran',
+        state_changed_at: history.at(-1)?.at,
+      })
+    } finally {
+      await older.close()
+    }
+  })
+
+  it('moves nothing and writes no history when the compare-and-set fails', async () => {
+    store = createSqliteReviewStore({ url })
+    const review = agentReview()
+    await store.save(review)
+    const id = review.decisionId
+    expect(await failure(store.finish(id, 'completed'))).toMatchObject({
+      code: 'not_claimed',
+      message: expect.stringContaining('is pending; the lifecycle refuses RESUMED there'),
+    })
+    await store.claim(id, review.runId)
+    expect(await store.reclaim(id, SINCE, 'holder gone')).toBe(false)
+    expect(await failure(store.recover(id, 'pending', 'operator: reopen'))).toMatchObject({
+      code: 'not_recoverable',
+      message: expect.stringContaining('is resuming; the lifecycle refuses OPERATOR_REOPENED there'),
+    })
+    expect((await store.history(id)).map((entry) => entry.event)).toEqual([null, 'CLAIM'])
+    expect((await store.get(id))?.state).toBe('resuming')
   })
 })
