@@ -1,6 +1,6 @@
 /**
  * "Where the time goes" on the answer → resumed path: how many HTTP round
- * trips, review-store calls (each write is one transaction) and Mastra
+ * trips, review-store calls (each write is one commit) and Mastra
  * storage calls one resume makes, with their inclusive time, and a sampled
  * CPU profile of the resumes grouped by package or source module. Only the
  * resume is counted and sampled; starting and answering the run is not.

@@ -180,8 +180,13 @@ export async function resumeAgentReview<TOutput = unknown>(
   }
   // Read before the claim: a memory that cannot be read leaves the review pending (retried), never uncertain.
   const autoResumed = await autoResumedBy(agent, review)
-  // A storage that does not know the review run is refused here, before the claim.
-  await reviewRunState(mastra, review, operation)
+  // A storage that does not know the review run is refused here, before the
+  // claim. This read is also where the review run stands for the resume: a
+  // resume of the review run that bypassed this store after it (the only kind
+  // the claim does not exclude) is caught below, by the agent run no longer
+  // holding the call, or by Mastra's own claim on the review run (`taken`),
+  // each of which reads the review run again.
+  const before = await reviewRunState(mastra, review, operation)
 
   const claim = await input.store.claim(decisionId, review.runId)
   if (claim !== 'claimed') return claimRefused(input.store, review, claim)
@@ -200,7 +205,6 @@ export async function resumeAgentReview<TOutput = unknown>(
     try {
       // The review run first: a caller without this store may have resumed it,
       // and then the agent run is gone because of that resume, not "outside".
-      const before = await reviewRunState(mastra, review, operation)
       if (before.state !== 'waiting') return await resumedByAnother(input.store, decisionId, before)
       const { runs } = await agent.listSuspendedRuns(scope)
       const listed = runs.find((run) => run.runId === review.runId)
@@ -223,7 +227,7 @@ export async function resumeAgentReview<TOutput = unknown>(
       if (autoResumed) {
         return await endStale(input.store, decisionId, { reasonCode: 'auto_resumed', reason: autoResumed })
       }
-      // `before` above found the review run waiting on this decision, under the claim.
+      // `before` above found the review run waiting on this decision.
       const run = await resumeAgentReviewRun({
         mastra,
         client: input.client,
