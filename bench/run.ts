@@ -62,8 +62,8 @@ const sizes = quick
       cold: 1,
     }
   : {
-      resume: { warmups: 5, samples: 35 },
-      agent: { warmups: 3, samples: 20 },
+      resume: { warmups: 5, samples: 75 },
+      agent: { warmups: 3, samples: 50 },
       counted: 10,
       profiled: 20,
       service: { samples: 200, creates: 2000 },

@@ -51,7 +51,10 @@ const MIGRATION = [
     created_at TEXT NOT NULL,
     state_changed_at TEXT NOT NULL
   )`,
-  'CREATE INDEX IF NOT EXISTS pushary_reviews_run ON pushary_reviews (run_id, state)',
+  // The active-review check (`run_id = ? AND state IN active`) is served by
+  // the partial unique index below; a second index on (run_id, state) only
+  // made every claim and finish write one more index entry.
+  'DROP INDEX IF EXISTS pushary_reviews_run',
   'CREATE INDEX IF NOT EXISTS pushary_reviews_state ON pushary_reviews (state, state_changed_at)',
   // The per-run serialization invariant, enforced by the database itself: a
   // run has at most one review that is resuming or uncertain.

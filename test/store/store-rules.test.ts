@@ -3,7 +3,8 @@
  * check inside the claim transaction and by the database's partial unique
  * index. Each hides the other's absence, so each is tested here alone, on a
  * real SQLite file: once with the index dropped, once with the store's check
- * bypassed in the driver.
+ * bypassed in the driver. The one-statement claims and transitions, and
+ * the indexes they rely on, are tested at the end.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -367,5 +368,29 @@ describe('one-statement claims and transitions on SQLite', () => {
     })
     expect((await store.history(id)).map((entry) => entry.event)).toEqual([null, 'CLAIM'])
     expect((await store.get(id))?.state).toBe('resuming')
+  })
+})
+
+describe('the SQLite indexes', () => {
+  it('answer the active-review check from the partial unique index, and drop the older (run_id, state) index', async () => {
+    // A file an earlier release wrote has the (run_id, state) index.
+    const earlier = createSqliteReviewStore({ url })
+    await earlier.get('dec_none')
+    await earlier.close()
+    await raw.execute('CREATE INDEX pushary_reviews_run ON pushary_reviews (run_id, state)')
+    store = createSqliteReviewStore({ url })
+    const review = agentReview()
+    await store.save(review)
+    expect(await store.claim(review.decisionId, review.runId)).toBe('claimed')
+    const indexes = await raw.execute(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pushary_reviews'",
+    )
+    expect(indexes.rows.map((row) => row.name)).not.toContain('pushary_reviews_run')
+    const plan = await raw.execute(
+      "EXPLAIN QUERY PLAN SELECT 1 FROM pushary_reviews WHERE run_id = 'r' AND state IN ('resuming', 'uncertain')",
+    )
+    expect(plan.rows.map((row) => String(row.detail)).join(' ')).toContain(
+      'pushary_reviews_one_active_per_run',
+    )
   })
 })
