@@ -4,27 +4,24 @@
  * creates the decision with an approval link and hands it over, the person
  * answers through the link's page, and the run resumes once.
  */
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Agent } from '@mastra/core/agent'
-import { Mastra } from '@mastra/core/mastra'
-import { createTool } from '@mastra/core/tools'
-import { createStep, createWorkflow } from '@mastra/core/workflows'
-import { LibSQLStore } from '@mastra/libsql'
+import type { Mastra } from '@mastra/core/mastra'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { z } from 'zod/v4'
 import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { resolvePusharyApprovals } from '../../src/agents/resolve-approvals.js'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
 import type { PusharyFallbackLink } from '../../src/steps/approval-delivery.js'
-import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
 import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
-import { pusharyApprovedAnswerSchema, pusharyGate } from '../../src/steps/gate-step.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
-import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { callsOnce, scriptedModel } from '../agents/support/scripted-model.js'
 import { createTestEnv, type TestEnv } from '../helpers/mastra.js'
+import {
+  mastraOnFile,
+  refundAgent,
+  refundWorkflow,
+  scratchDir,
+  scratchReviewStore,
+} from './support/refund-fixtures.js'
 
 let env: TestEnv
 let mastra: Mastra
@@ -34,42 +31,22 @@ let store: PusharyReviewStore
 
 beforeAll(async () => {
   env = await createTestEnv('fallback')
-  const dir = mkdtempSync(join(tmpdir(), 'pushary-fallback-mastra-'))
-  store = createSqliteReviewStore({ url: `file:${join(dir, 'reviews.db')}` })
-  const refund = createStep({
-    id: 'refund',
-    inputSchema: pusharyApprovedAnswerSchema,
-    outputSchema: z.object({ refunded: z.literal(true) }),
-    execute: async () => {
+  const scratch = scratchReviewStore('pushary-fallback-mastra-')
+  store = scratch.store
+  const workflow = refundWorkflow({
+    id: 'refund-fallback',
+    config: { client: env.client, store },
+    approval: {
+      id: 'approve',
+      onFallback: async (link) => {
+        links.push(link)
+      },
+    },
+    onRefund: () => {
       refunds += 1
-      return { refunded: true as const }
     },
   })
-  const workflow = createWorkflow({
-    id: 'refund-fallback',
-    inputSchema: pusharyApprovalStepInputSchema,
-    outputSchema: z.unknown(),
-    options: { autoRestartActiveRuns: false },
-  })
-    .then(
-      pusharyApprovalStep(
-        { client: env.client, store },
-        {
-          id: 'approve',
-          onFallback: async (link) => {
-            links.push(link)
-          },
-        },
-      ),
-    )
-    .then(pusharyGate())
-    .then(refund)
-    .commit()
-  mastra = new Mastra({
-    storage: new LibSQLStore({ id: 'fallback', url: `file:${join(dir, 'mastra.db')}` }),
-    workflows: { workflow },
-    logger: false,
-  })
+  mastra = mastraOnFile({ dir: scratch.dir, id: 'fallback', workflows: { workflow } })
 }, 60_000)
 
 afterAll(async () => {
@@ -166,31 +143,18 @@ describe('onFallback on an agent requireApproval review', () => {
   it('hands the review link to onFallback, the person approves through it, and the tool runs once', async () => {
     let refunded = 0
     const agentLinks: PusharyFallbackLink[] = []
-    const agent = new Agent({
+    const agent = refundAgent({
       id: 'fallback-refunder',
       name: 'Fallback refunder',
-      instructions: 'Refund when asked.',
-      model: scriptedModel(
-        callsOnce([{ toolCallId: 'call_1', toolName: 'refund', input: { orderId: 'o-8' } }]),
-      ),
-      tools: {
-        refund: createTool({
-          id: 'refund',
-          description: 'Refund an order',
-          inputSchema: z.object({ orderId: z.string() }),
-          requireApproval: true,
-          execute: async () => {
-            refunded += 1
-            return { refunded: true }
-          },
-        }),
+      orderId: 'o-8',
+      onRefund: () => {
+        refunded += 1
       },
     })
-    const dir = mkdtempSync(join(tmpdir(), 'pushary-fallback-agent-'))
-    new Mastra({
+    mastraOnFile({
+      dir: scratchDir('pushary-fallback-agent-'),
+      id: 'fallback-agent',
       agents: { refunder: agent },
-      storage: new LibSQLStore({ id: 'fallback-agent', url: `file:${join(dir, 'mastra.db')}` }),
-      logger: false,
     })
     const first = await agent.generate('Refund o-8', {
       memory: { thread: 'fb-thread', resource: 'no_device_agent' },

@@ -5,28 +5,19 @@
  * an agent's `requireApproval` review follow that answer (approve runs the
  * action once, deny runs nothing).
  */
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Agent } from '@mastra/core/agent'
-import { Mastra } from '@mastra/core/mastra'
-import { createTool } from '@mastra/core/tools'
-import { createStep, createWorkflow } from '@mastra/core/workflows'
-import { LibSQLStore } from '@mastra/libsql'
+import type { Mastra } from '@mastra/core/mastra'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { z } from 'zod/v4'
 import { createPusharyAskTool } from '../../src/agents/ask-tool.js'
 import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { resolvePusharyApprovals } from '../../src/agents/resolve-approvals.js'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
-import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
 import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
-import { pusharyApprovedAnswerSchema, pusharyGate } from '../../src/steps/gate-step.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
-import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { toolResults } from '../agents/support/agent-env.js'
 import { callsOnce, scriptedModel } from '../agents/support/scripted-model.js'
 import { createTestEnv, type TestEnv } from '../helpers/mastra.js'
+import { mastraOnFile, refundAgent, refundWorkflow, scratchReviewStore } from './support/refund-fixtures.js'
 
 let env: TestEnv
 let dir: string
@@ -35,35 +26,25 @@ let mastra: Mastra
 const refunds: Record<string, number> = { approve: 0, deny: 0 }
 
 function sandboxWorkflow(outcome: 'approve' | 'deny') {
-  const refund = createStep({
-    id: 'refund',
-    inputSchema: pusharyApprovedAnswerSchema,
-    outputSchema: z.object({ refunded: z.literal(true) }),
-    execute: async () => {
+  return refundWorkflow({
+    id: `sandbox-${outcome}`,
+    config: { client: env.client, store },
+    approval: { id: 'approve', sandboxOutcome: outcome },
+    onRefund: () => {
       refunds[outcome] = (refunds[outcome] ?? 0) + 1
-      return { refunded: true as const }
     },
   })
-  return createWorkflow({
-    id: `sandbox-${outcome}`,
-    inputSchema: pusharyApprovalStepInputSchema,
-    outputSchema: z.unknown(),
-    options: { autoRestartActiveRuns: false },
-  })
-    .then(pusharyApprovalStep({ client: env.client, store }, { id: 'approve', sandboxOutcome: outcome }))
-    .then(pusharyGate())
-    .then(refund)
-    .commit()
 }
 
 beforeAll(async () => {
   env = await createTestEnv('sandbox-outcome', { sandbox: true })
-  dir = mkdtempSync(join(tmpdir(), 'pushary-sandbox-mastra-'))
-  store = createSqliteReviewStore({ url: `file:${join(dir, 'reviews.db')}` })
-  mastra = new Mastra({
-    storage: new LibSQLStore({ id: 'sandbox', url: `file:${join(dir, 'mastra.db')}` }),
+  const scratch = scratchReviewStore('pushary-sandbox-mastra-')
+  dir = scratch.dir
+  store = scratch.store
+  mastra = mastraOnFile({
+    dir,
+    id: 'sandbox',
     workflows: { approveFlow: sandboxWorkflow('approve'), denyFlow: sandboxWorkflow('deny') },
-    logger: false,
   })
 }, 60_000)
 
@@ -136,11 +117,7 @@ describe('sandboxOutcome on the blocking ask tool', () => {
         ),
       },
     })
-    new Mastra({
-      agents: { asker: agent },
-      storage: new LibSQLStore({ id: 'sandbox-ask', url: `file:${join(dir, 'ask.db')}` }),
-      logger: false,
-    })
+    mastraOnFile({ dir, id: 'sandbox-ask', file: 'ask.db', agents: { asker: agent } })
     const output = await agent.generate('Ask them')
     expect(toolResults(output).get('ask_1')).toMatchObject({
       approved: false,
@@ -153,30 +130,15 @@ describe('sandboxOutcome on the blocking ask tool', () => {
 describe('sandboxOutcome on an agent requireApproval review', () => {
   it('approve: the resolver follows the service answer and the tool runs once', async () => {
     let refunded = 0
-    const refundTool = createTool({
-      id: 'refund',
-      description: 'Refund an order',
-      inputSchema: z.object({ orderId: z.string() }),
-      requireApproval: true,
-      execute: async () => {
-        refunded += 1
-        return { refunded: true }
-      },
-    })
-    const agent = new Agent({
+    const agent = refundAgent({
       id: 'sandbox-refunder',
       name: 'Sandbox refunder',
-      instructions: 'Refund when asked.',
-      model: scriptedModel(
-        callsOnce([{ toolCallId: 'call_1', toolName: 'refund', input: { orderId: 'o-9' } }]),
-      ),
-      tools: { refund: refundTool },
+      orderId: 'o-9',
+      onRefund: () => {
+        refunded += 1
+      },
     })
-    new Mastra({
-      agents: { refunder: agent },
-      storage: new LibSQLStore({ id: 'sandbox-agent', url: `file:${join(dir, 'agent.db')}` }),
-      logger: false,
-    })
+    mastraOnFile({ dir, id: 'sandbox-agent', file: 'agent.db', agents: { refunder: agent } })
     const first = await agent.generate('Refund o-9', {
       memory: { thread: 'sandbox-thread', resource: 'cust_sandbox' },
     })

@@ -3,24 +3,15 @@
  * at 375×812: a real Mastra run asks through `onFallback`, the person opens
  * the link and taps Approve, and the dispatcher resumes the run once.
  */
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { Mastra } from '@mastra/core/mastra'
-import { createStep, createWorkflow } from '@mastra/core/workflows'
-import { LibSQLStore } from '@mastra/libsql'
+import type { Mastra } from '@mastra/core/mastra'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { z } from 'zod/v4'
 import { createPusharyDispatcher } from '../../../src/agents/dispatcher.js'
 import type { PusharyFallbackLink } from '../../../src/steps/approval-delivery.js'
-import { pusharyApprovalStepInputSchema } from '../../../src/steps/approval-schemas.js'
-import { pusharyApprovalStep } from '../../../src/steps/approval-step.js'
-import { pusharyApprovedAnswerSchema, pusharyGate } from '../../../src/steps/gate-step.js'
 import type { PusharyReviewStore } from '../../../src/store/review-store.js'
-import { createSqliteReviewStore } from '../../../src/store/sqlite-store.js'
 import { launchChromium } from '../../helpers/browser.js'
 import { createTestEnv, type TestEnv } from '../../helpers/mastra.js'
+import { mastraOnFile, refundWorkflow, scratchReviewStore } from '../../steps/support/refund-fixtures.js'
 
 const WAIT_MS = 20_000
 
@@ -33,37 +24,17 @@ let refunds = 0
 
 beforeAll(async () => {
   env = await createTestEnv('approval-link-browser')
-  const dir = mkdtempSync(join(tmpdir(), 'pushary-link-browser-'))
-  store = createSqliteReviewStore({ url: `file:${join(dir, 'reviews.db')}` })
-  const refund = createStep({
-    id: 'refund',
-    inputSchema: pusharyApprovedAnswerSchema,
-    outputSchema: z.object({ refunded: z.literal(true) }),
-    execute: async () => {
+  const scratch = scratchReviewStore('pushary-link-browser-')
+  store = scratch.store
+  const workflow = refundWorkflow({
+    id: 'refund-link',
+    config: { client: env.client, store },
+    approval: { id: 'approve', onFallback: (link) => void links.push(link) },
+    onRefund: () => {
       refunds += 1
-      return { refunded: true as const }
     },
   })
-  const workflow = createWorkflow({
-    id: 'refund-link',
-    inputSchema: pusharyApprovalStepInputSchema,
-    outputSchema: z.unknown(),
-    options: { autoRestartActiveRuns: false },
-  })
-    .then(
-      pusharyApprovalStep(
-        { client: env.client, store },
-        { id: 'approve', onFallback: (link) => void links.push(link) },
-      ),
-    )
-    .then(pusharyGate())
-    .then(refund)
-    .commit()
-  mastra = new Mastra({
-    storage: new LibSQLStore({ id: 'link-browser', url: `file:${join(dir, 'mastra.db')}` }),
-    workflows: { workflow },
-    logger: false,
-  })
+  mastra = mastraOnFile({ dir: scratch.dir, id: 'link-browser', workflows: { workflow } })
   browser = await launchChromium()
 }, 60_000)
 
