@@ -373,8 +373,12 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
           body: String(row.body),
         }))
       }),
-    ...sqliteOneStatementWrites(statement, asActiveRunConflict),
     ...sqlitePermitStatements(read),
+    ...sqliteOneStatementWrites(
+      statement,
+      (decisionId) => driver.selectReview(decisionId),
+      asActiveRunConflict,
+    ),
     async close() {
       if (closed) return
       closed = true

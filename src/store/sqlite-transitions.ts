@@ -11,7 +11,6 @@
  */
 import type { Client } from '@libsql/client'
 import type { ClaimStatement, ReviewStoreDriver, TransitionStatement } from './store-driver.js'
-import { storedReviewRow } from './store-rows.js'
 
 /** The states in which a review is active: at most one per run (partial unique index). */
 export const ACTIVE = "('resuming', 'uncertain')"
@@ -59,76 +58,49 @@ function transitionStatement(moves: number, since: boolean): string {
 /** Runs one statement on the store's connection, migrated and busy-retried under `operation`. */
 export type SqliteStatementRunner = <T>(operation: string, body: (db: Client) => Promise<T>) => Promise<T>
 
-/** The row's run and state, read after a write that moved nothing, for the caller's answer. */
-async function runAndState(db: Client, decisionId: string) {
-  const result = await db.execute({
-    sql: 'SELECT decision_id, run_id, binding, state, state_changed_at FROM pushary_reviews WHERE decision_id = ?',
-    args: [decisionId],
-  })
-  const row = result.rows[0]
-  return row === undefined ? null : storedReviewRow(row)
-}
-
 /**
- * The driver's one-statement claim and transition over SQLite.
+ * The driver's one-statement claim and transition over SQLite. When a write
+ * moved nothing, the row as it is now (read with the driver's own
+ * `selectReview`, after the write's turn on the connection) answers why.
  *
  * @example
- * const driver = { ...sqliteOneStatementWrites(statement, toConflict) }
+ * const driver = { ...sqliteOneStatementWrites(statement, selectReview, toConflict) }
  */
 export function sqliteOneStatementWrites(
   statement: SqliteStatementRunner,
+  selectReview: ReviewStoreDriver['selectReview'],
   toConflict: (error: unknown) => unknown,
 ): Required<Pick<ReviewStoreDriver, 'claimInOneStatement' | 'transitionInOneStatement'>> {
+  /** Rows the statement inserted: 1 when the review moved, 0 when the compare-and-set failed. */
+  const inserted = (operation: string, sql: string, args: (string | null)[]) =>
+    statement(operation, async (db) => {
+      try {
+        return (await db.execute({ sql, args })).rowsAffected
+      } catch (error) {
+        throw toConflict(error)
+      }
+    })
   return {
-    claimInOneStatement: (claim: ClaimStatement) =>
-      statement('claim', async (db) => {
-        let moved: number
-        try {
-          const result = await db.execute({
-            sql: CLAIM_SQL,
-            args: [
-              claim.from,
-              claim.to,
-              claim.reason,
-              claim.at,
-              claim.decisionId,
-              claim.runId,
-              claim.from,
-              claim.runId,
-            ],
-          })
-          moved = result.rowsAffected
-        } catch (error) {
-          throw toConflict(error)
-        }
-        if (moved === 1) return { runId: claim.runId, state: claim.from, claimed: true }
-        // Nothing moved: the row as it is now answers why (missing, another
-        // run's, settled, or held); a read after the write is enough, since a
-        // review that was claimable and is still claimable lost to the run's
-        // active review and is `busy` either way.
-        const row = await runAndState(db, claim.decisionId)
-        return row === null ? null : { runId: row.runId, state: row.state, claimed: false }
-      }),
-    transitionInOneStatement: (move: TransitionStatement) =>
-      statement(move.operation, async (db) => {
-        const args: (string | null)[] = []
-        for (const { from, to } of move.moves) args.push(from, to)
-        args.push(move.event, move.reason, move.at, move.decisionId)
-        for (const { from } of move.moves) args.push(from)
-        if (move.since !== undefined) args.push(move.since)
-        let moved: number
-        try {
-          const result = await db.execute({
-            sql: transitionStatement(move.moves.length, move.since !== undefined),
-            args,
-          })
-          moved = result.rowsAffected
-        } catch (error) {
-          throw toConflict(error)
-        }
-        if (moved === 1) return { moved: true as const }
-        const row = await runAndState(db, move.decisionId)
-        return row === null ? null : { moved: false as const, state: row.state }
-      }),
+    async claimInOneStatement(claim: ClaimStatement) {
+      const { from, to, reason, at, decisionId, runId } = claim
+      const args = [from, to, reason, at, decisionId, runId, from, runId]
+      if ((await inserted('claim', CLAIM_SQL, args)) === 1) return { runId, state: from, claimed: true }
+      // Nothing moved: missing, another run's, settled, or held. A review
+      // that was claimable and still is lost to the run's active review and
+      // is `busy` either way, so a read after the write is enough.
+      const row = await selectReview(decisionId)
+      return row === null ? null : { runId: row.runId, state: row.state, claimed: false }
+    },
+    async transitionInOneStatement(move: TransitionStatement) {
+      const args: (string | null)[] = []
+      for (const { from, to } of move.moves) args.push(from, to)
+      args.push(move.event, move.reason, move.at, move.decisionId)
+      for (const { from } of move.moves) args.push(from)
+      if (move.since !== undefined) args.push(move.since)
+      const sql = transitionStatement(move.moves.length, move.since !== undefined)
+      if ((await inserted(move.operation, sql, args)) === 1) return { moved: true as const }
+      const row = await selectReview(move.decisionId)
+      return row === null ? null : { moved: false as const, state: row.state }
+    },
   }
 }
