@@ -24,7 +24,12 @@ import { benchImportCost } from './scenarios/import-cost.js'
 import { benchForeach, benchMultiItem } from './scenarios/multi-item.js'
 import { type CallBreakdown, type CpuShare, countPerResume, profileResumes } from './scenarios/profile.js'
 import { benchResume } from './scenarios/resume.js'
-import { benchCallbackDelivery, benchLongPolls, benchServiceLatency } from './scenarios/service.js'
+import {
+  benchCallbackDelivery,
+  benchCreatesOwnProcess,
+  benchLongPolls,
+  benchServiceLatency,
+} from './scenarios/service.js'
 
 const ROOT = join(import.meta.dirname, '..')
 const SCENARIOS = [
@@ -132,7 +137,8 @@ async function main(): Promise<void> {
   const rows: Row[] = []
   let breakdowns: CallBreakdown[] = []
   let shares: CpuShare[] = []
-  const needsPackage = wants('long-polls') || wants('claims') || wants('import') || wants('cold')
+  const needsPackage =
+    wants('service') || wants('long-polls') || wants('claims') || wants('import') || wants('cold')
   const pkg = needsPackage ? await buildPackage() : ''
   if (needsPackage) log('built the package (ESM, tsup) for the process scenarios')
 
@@ -165,6 +171,10 @@ async function main(): Promise<void> {
     } finally {
       await env.close()
     }
+  }
+  if (wants('service')) {
+    log('create throughput, service in its own process')
+    rows.push(await benchCreatesOwnProcess({ pkg, dir, creates: sizes.service.creates }))
   }
   if (wants('long-polls')) {
     log(`${sizes.polls} long-polls`)
