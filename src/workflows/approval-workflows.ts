@@ -18,14 +18,9 @@ import {
 } from '../steps/approval-step.js'
 import { refuseAutoRestarted } from '../steps/run-guards.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
+import { batchChildRunId, readBatchChild } from './batch-children.js'
 import { fanOutUnderClaim } from './batch-fanout.js'
-import {
-  batchChildRunId,
-  batchParentReviewId,
-  pusharyBatchResumeSchema,
-  pusharyBatchSuspendSchema,
-  readBatchChild,
-} from './batch-parent.js'
+import { batchParentReviewId, pusharyBatchResumeSchema, pusharyBatchSuspendSchema } from './batch-parent.js'
 
 function checkedId(value: unknown, field: string, operation: string): string {
   const parsed = idSchema.max(200).safeParse(value)

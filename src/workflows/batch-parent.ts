@@ -1,16 +1,17 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { z } from 'zod/v4'
 import { canonicalJson, deterministicKey } from '../pushary/identity.js'
-import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
 import { DEFAULT_CLAIM_LEASE_MS, whileHoldingClaim } from '../resume/claim-lease.js'
 import type { PusharyParentOutcome } from '../resume/dispatch-types.js'
 import { isPusharyResumeError } from '../resume/resume-error.js'
 import { resumePusharyApproval } from '../resume/resume-guard.js'
 import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-position.js'
 import { workflowCapabilityProblem } from '../resume/worker-capability.js'
-import { pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import type { PusharyBatchParentReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
+import { type BatchParentRef, firstOpenChild } from './batch-children.js'
+
+export type { BatchParentRef } from './batch-children.js'
 
 /**
  * What the batch step suspends with: where its children live. O(1) in the
@@ -37,45 +38,6 @@ export type PusharyBatchSuspend = z.infer<typeof pusharyBatchSuspendSchema>
  */
 export const pusharyBatchResumeSchema = z.object({ settled: z.literal(true) })
 
-/** The batch step that owns a set of child runs. */
-export interface BatchParentRef {
-  workflowId: string
-  runId: string
-  stepId: string
-}
-
-/** An item as the approval step reads it (defaults applied), so raw and parsed forms agree. */
-function normalizedItem(item: unknown): string {
-  const parsed = pusharyApprovalStepInputSchema.safeParse(item)
-  try {
-    return canonicalJson(parsed.success ? parsed.data : (item ?? null))
-  } catch {
-    return ''
-  }
-}
-
-/**
- * Run id of the child run of item `index`. Deterministic, so a re-run of the
- * parent's first pass finds the children it already started; derived from the
- * parent's workflow, run and step and from the item itself, so a child belongs
- * to exactly one parent step and item: two batch steps of one run, or two
- * workflows started with the same run ID, never share a child.
- *
- * @example
- * batchChildRunId({ workflowId: 'refunds', runId: 'run-1', stepId: 'approve-all' }, 2, item) // 'run-1~2~3f9c…'
- */
-export function batchChildRunId(parent: BatchParentRef, index: number, item: unknown): string {
-  const key = deterministicKey([
-    'batch-child',
-    parent.workflowId,
-    parent.runId,
-    parent.stepId,
-    String(index),
-    normalizedItem(item),
-  ])
-  return `${parent.runId}~${index}~${key.slice(0, 16)}`
-}
-
 /**
  * Key of the claim on resuming one batch parent (its review's `decisionId`).
  *
@@ -89,78 +51,6 @@ export function batchParentReviewId(parent: BatchParentRef): string {
 const TERMINAL = ['success', 'failed', 'canceled', 'tripwire', 'bailed']
 const ACTIVE = ['running', 'pending', 'waiting']
 
-/** State of one child run as the parent sees it. */
-export type BatchChildState =
-  | { state: 'settled'; answer: PusharyAnswer }
-  | { state: 'open' }
-  | { state: 'failed'; reason: string }
-
-/**
- * Reads one child run's state from storage. A child whose recorded input is
- * not exactly `item` (its question and `operationId` included) is never
- * taken as that item's answer.
- *
- * @example
- * const child = await readBatchChild(mastra, 'pushary-approval-item', childRunId, item)
- */
-export async function readBatchChild(
-  mastra: Mastra,
-  childWorkflowId: string,
-  childRunId: string,
-  item: unknown,
-): Promise<BatchChildState> {
-  return childState(await loadRunSnapshot(mastra, childWorkflowId, childRunId), item)
-}
-
-/** A child run's state from its snapshot (see {@link readBatchChild}). */
-function childState(snapshot: RunSnapshotView | null, item: unknown): BatchChildState {
-  if (!snapshot) return { state: 'open' }
-  if (normalizedItem(snapshot.context.input) !== normalizedItem(item)) {
-    return { state: 'failed', reason: 'the child run was started for a different item' }
-  }
-  if (snapshot.status === 'success') {
-    const parsed = pusharyAnswerSchema.safeParse(snapshot.result)
-    if (parsed.success) return { state: 'settled', answer: parsed.data }
-    return { state: 'failed', reason: 'the child run finished without an answer' }
-  }
-  if (snapshot.status === 'canceled') {
-    // A canceled item (its review went stale, or an operator canceled it) is
-    // settled as not approved: fail closed, and the other items go on.
-    return { state: 'settled', answer: { status: 'cancelled', value: null, approved: false } }
-  }
-  if (snapshot.status === 'failed' || snapshot.status === 'tripwire') {
-    return { state: 'failed', reason: `the child run is ${snapshot.status}` }
-  }
-  return { state: 'open' }
-}
-
-/**
- * A child whose review ended `stale` never resumes, so its run would keep
- * the parent waiting forever: cancel it (only while it is still suspended),
- * which settles the item as not approved. `true` when the child is now ended.
- */
-async function endStaleChild(
-  mastra: Mastra,
-  store: PusharyReviewStore,
-  childWorkflowId: string,
-  childRunId: string,
-  snapshot: RunSnapshotView | null,
-): Promise<boolean> {
-  if (snapshot?.status !== 'suspended') return false
-  for (const label of Object.keys(snapshot.resumeLabels)) {
-    const review = await store.get(label).catch(() => null)
-    if (review?.state !== 'stale') continue
-    const workflows = await mastra.getStorage()?.getStore('workflows')
-    await workflows?.updateWorkflowState({
-      workflowName: childWorkflowId,
-      runId: childRunId,
-      opts: { status: 'canceled', expectedStatus: 'suspended' } as never,
-    })
-    return (await loadRunSnapshot(mastra, childWorkflowId, childRunId))?.status === 'canceled'
-  }
-  return false
-}
-
 function suspendedBatch(snapshot: RunSnapshotView, stepId: string) {
   const step = snapshot.context[stepId] as { status?: string; suspendPayload?: unknown; payload?: unknown }
   if (step?.status !== 'suspended') return null
@@ -170,22 +60,55 @@ function suspendedBatch(snapshot: RunSnapshotView, stepId: string) {
 }
 
 /**
- * Per Mastra instance, how many leading children of each waiting parent this
- * process has already seen settled. A settled (or failed) child never opens
- * again, so the next scan starts there: N children answered in any order cost
- * about 2N child reads in all instead of N·ln N. Another process starts from
- * zero, which is only slower. It decides nothing on its own: the parent's
- * resume pass reads every child again and suspends once more if one is open.
+ * What this process remembers of one waiting parent, per Mastra instance:
+ * its batch as read from the parent's suspended snapshot, and how many
+ * leading children it has already seen settled. A settled (or failed) child
+ * never opens again, so the next scan starts there: N children answered in
+ * any order cost about 2N child reads in all instead of N·ln N, and the
+ * parent's own snapshot (which holds every item, so it grows with N) is read
+ * once per scan that finds every child settled, not once per child. Another
+ * process starts from nothing, which is only slower. It decides nothing on
+ * its own: the settle path re-reads the parent before it claims it, and the
+ * parent's resume pass reads every child again and suspends once more if one
+ * is open.
  */
-const prefixes = new WeakMap<Mastra, Map<string, number>>()
-const MAX_KNOWN_PARENTS = 10_000
-function settledPrefixes(mastra: Mastra): Map<string, number> {
-  let known = prefixes.get(mastra)
+interface KnownParent {
+  childWorkflowId: string
+  items: readonly unknown[]
+  count: number
+  prefix: number
+}
+const remembered = new WeakMap<Mastra, Map<string, KnownParent>>()
+/** Bound on the items remembered per Mastra instance (an item is a small object already in memory once). */
+const MAX_KNOWN_ITEMS = 100_000
+function knownParents(mastra: Mastra): Map<string, KnownParent> {
+  let known = remembered.get(mastra)
   if (!known) {
     known = new Map()
-    prefixes.set(mastra, known)
+    remembered.set(mastra, known)
   }
   return known
+}
+
+function remember(known: Map<string, KnownParent>, key: string, entry: KnownParent): void {
+  if (!known.has(key)) {
+    let held = entry.count
+    for (const other of known.values()) held += other.count
+    // Only a cache: bounded, so parents nobody answers never grow it without end.
+    if (held > MAX_KNOWN_ITEMS) known.clear()
+  }
+  known.set(key, entry)
+}
+
+/** Same batch: the remembered one may be used for a parent whose snapshot shows `batch`. */
+function sameBatch(entry: KnownParent, batch: { childWorkflowId: string; count: number; items: unknown[] }) {
+  if (entry.childWorkflowId !== batch.childWorkflowId || entry.count !== batch.count) return false
+  if (entry.items.length !== batch.items.length) return false
+  try {
+    return canonicalJson(entry.items) === canonicalJson(batch.items)
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -195,7 +118,10 @@ function settledPrefixes(mastra: Mastra): Map<string, number> {
  * crash inside the parent's protected steps leaves that review `resuming`
  * for `dispatcher.recover`, exactly like a step's review. The scan starts
  * after the children this process already saw settled and stops at the
- * first open sibling.
+ * first open sibling; while one is open, a parent this process has already
+ * read is not read again (`waiting` then reports the batch as this process
+ * last read it suspended; only an operator's cancel ends a parent while an
+ * item is open).
  *
  * @example
  * await settleBatchParent({ mastra, store, parent: review.parent })
@@ -214,7 +140,19 @@ export async function settleBatchParent(input: {
     stepId: input.parent.stepId,
   }
   const where = { workflowId: parent.workflowId, runId: parent.runId }
+  const known = knownParents(mastra)
+  const key = `${parent.workflowId}\u0000${parent.runId}\u0000${parent.stepId}`
+  const waiting = (entry: KnownParent, openIndex: number): PusharyParentOutcome => {
+    remember(known, key, { ...entry, prefix: openIndex })
+    return { ...where, status: 'waiting', openIndex }
+  }
+  const seen = known.get(key)
+  if (seen) {
+    const open = await firstOpenChild({ mastra, store, parent }, seen, seen.prefix)
+    if (open !== null) return waiting(seen, open)
+  }
   const snapshot = await loadRunSnapshot(mastra, parent.workflowId, parent.runId)
+  known.delete(key)
   if (!snapshot) return { ...where, status: 'not_batch' }
   if (TERMINAL.includes(snapshot.status)) return { ...where, status: 'already_settled' }
   const batch = suspendedBatch(snapshot, parent.stepId)
@@ -223,24 +161,12 @@ export async function settleBatchParent(input: {
     // another process is resuming it; reconcile picks it up later.
     return { ...where, status: 'deferred', reason: 'the parent is not suspended on its batch step' }
   }
-  const known = settledPrefixes(mastra)
-  const key = `${parent.workflowId}\u0000${parent.runId}\u0000${parent.stepId}`
-  for (let index = known.get(key) ?? 0; index < batch.count; index++) {
-    const item = batch.items[index]
-    const childRunId = batchChildRunId(parent, index, item)
-    const childSnapshot = await loadRunSnapshot(mastra, batch.childWorkflowId, childRunId)
-    const child = childState(childSnapshot, item)
-    if (
-      child.state === 'open' &&
-      !(await endStaleChild(mastra, store, batch.childWorkflowId, childRunId, childSnapshot))
-    ) {
-      // Only a cache: bounded, so parents nobody answers never grow it without end.
-      if (known.size >= MAX_KNOWN_PARENTS && !known.has(key)) known.clear()
-      known.set(key, index)
-      return { ...where, status: 'waiting', openIndex: index }
-    }
-  }
-  known.delete(key)
+  // Every child from the remembered prefix on was just read settled, and a
+  // settled child never opens again; anything else is read from the start.
+  const from = seen && sameBatch(seen, batch) ? seen.count : 0
+  const open = await firstOpenChild({ mastra, store, parent }, batch, from)
+  const entry = { childWorkflowId: batch.childWorkflowId, items: batch.items, count: batch.count, prefix: 0 }
+  if (open !== null) return waiting(entry, open)
 
   const reviewId = batchParentReviewId(parent)
   const review: PusharyBatchParentReview = {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import type { PusharyWorkflowReview } from '../../src/store/review-schema.js'
-import { batchChildRunId, settleBatchParent } from '../../src/workflows/batch-parent.js'
+import { batchChildRunId } from '../../src/workflows/batch-children.js'
+import { settleBatchParent } from '../../src/workflows/batch-parent.js'
 import { createTestEnv, listEffects, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { buildApp, type TestApp } from './fixtures/app.js'
 
