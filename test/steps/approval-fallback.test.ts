@@ -14,6 +14,7 @@ import type { PusharyFallbackLink } from '../../src/steps/approval-delivery.js'
 import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { callsOnce, scriptedModel } from '../agents/support/scripted-model.js'
+import { rejection, thrown } from '../helpers/errors.js'
 import { createTestEnv, type TestEnv } from '../helpers/mastra.js'
 import {
   mastraOnFile,
@@ -116,12 +117,9 @@ describe('onFallback: an approval link for a customer without a device', () => {
   })
 
   it('refuses an onFallback that is not a function, naming the field, before anything is asked', () => {
-    let caught: unknown
-    try {
-      pusharyApprovalStep({ client: env.client }, { onFallback: 'mail it' as never })
-    } catch (error) {
-      caught = error
-    }
+    const caught = thrown(() =>
+      pusharyApprovalStep({ client: env.client }, { onFallback: 'mail it' as never }),
+    )
     expect(isPusharyValidationError(caught) && caught.field).toBe('opts.onFallback')
   })
 })
@@ -191,15 +189,12 @@ describe('onFallback on an agent requireApproval review', () => {
       instructions: 'x',
       model: scriptedModel(callsOnce([])),
     })
-    let caught: unknown
-    try {
-      await resolvePusharyApprovals(
+    const caught = await rejection(
+      resolvePusharyApprovals(
         { client: env.client, externalId: 'no_device_agent', policy: false, onFallback: 'mail it' as never },
         { agent, resourceId: 'no_device_agent' },
-      )
-    } catch (error) {
-      caught = error
-    }
+      ),
+    )
     expect(isPusharyValidationError(caught) && caught.field).toBe('config.onFallback')
   })
 })
