@@ -21,7 +21,8 @@ import { recoverAgentForDispatch } from './agent-recovery.js'
 const KINDS: ReviewKinds = {
   parent: {
     resume: resumeBatchParent,
-    settle: settleBatchParent,
+    // After a child finished: the one path that may scan with a remembered batch.
+    settle: (input) => settleBatchParent({ ...input, reuseKnownBatch: true }),
     settleSuspended: settleSuspendedBatches,
     recover: recoverBatchParent,
   },

@@ -78,32 +78,41 @@ interface KnownParent {
   count: number
   prefix: number
 }
-const remembered = new WeakMap<Mastra, Map<string, KnownParent>>()
+/** The waiting parents one Mastra instance remembers, with their items counted as they come and go. */
+interface KnownParents {
+  entries: Map<string, KnownParent>
+  held: number
+}
+const remembered = new WeakMap<Mastra, KnownParents>()
 /** Bound on the items remembered per Mastra instance (an item is a small object already in memory once). */
 const MAX_KNOWN_ITEMS = 100_000
-function knownParents(mastra: Mastra): Map<string, KnownParent> {
+function knownParents(mastra: Mastra): KnownParents {
   let known = remembered.get(mastra)
   if (!known) {
-    known = new Map()
+    known = { entries: new Map(), held: 0 }
     remembered.set(mastra, known)
   }
   return known
 }
 
-function remember(known: Map<string, KnownParent>, key: string, entry: KnownParent): void {
-  if (!known.has(key)) {
-    let held = entry.count
-    for (const other of known.values()) held += other.count
-    // Only a cache: bounded, so parents nobody answers never grow it without end.
-    if (held > MAX_KNOWN_ITEMS) known.clear()
+function remember(known: KnownParents, key: string, entry: KnownParent): void {
+  known.held += entry.count - (known.entries.get(key)?.count ?? 0)
+  // Only a cache: bounded, so parents nobody answers never grow it without end.
+  if (known.held > MAX_KNOWN_ITEMS) {
+    known.entries.clear()
+    known.held = entry.count
   }
-  known.set(key, entry)
+  known.entries.set(key, entry)
+}
+
+function forget(known: KnownParents, key: string): void {
+  known.held -= known.entries.get(key)?.count ?? 0
+  known.entries.delete(key)
 }
 
 /** Same batch: the remembered one may be used for a parent whose snapshot shows `batch`. */
 function sameBatch(entry: KnownParent, batch: { childWorkflowId: string; count: number; items: unknown[] }) {
   if (entry.childWorkflowId !== batch.childWorkflowId || entry.count !== batch.count) return false
-  if (entry.items.length !== batch.items.length) return false
   try {
     return canonicalJson(entry.items) === canonicalJson(batch.items)
   } catch {
@@ -132,6 +141,14 @@ export async function settleBatchParent(input: {
   parent: BatchParentRef
   conflictTimeoutMs?: number
   claimLeaseMs?: number
+  /**
+   * Only after a child finished (the dispatcher's path): scan with the batch
+   * this process remembers before reading the parent. Reconcile and recovery
+   * leave it off and always read the parent, so a remembered batch that went
+   * out of date (a parent replaced under the same run ID) can never keep a
+   * parent waiting past the next reconcile.
+   */
+  reuseKnownBatch?: boolean
 }): Promise<PusharyParentOutcome> {
   const { mastra, store } = input
   const parent = {
@@ -146,13 +163,17 @@ export async function settleBatchParent(input: {
     remember(known, key, { ...entry, prefix: openIndex })
     return { ...where, status: 'waiting', openIndex }
   }
-  const seen = known.get(key)
-  if (seen) {
+  const seen = known.entries.get(key)
+  // How far the remembered batch is known settled: its prefix, or all of it
+  // once the scan below found every child from there settled.
+  let settledUpTo = seen?.prefix ?? 0
+  if (seen && input.reuseKnownBatch) {
     const open = await firstOpenChild({ mastra, store, parent }, seen, seen.prefix)
     if (open !== null) return waiting(seen, open)
+    settledUpTo = seen.count
   }
   const snapshot = await loadRunSnapshot(mastra, parent.workflowId, parent.runId)
-  known.delete(key)
+  forget(known, key)
   if (!snapshot) return { ...where, status: 'not_batch' }
   if (TERMINAL.includes(snapshot.status)) return { ...where, status: 'already_settled' }
   const batch = suspendedBatch(snapshot, parent.stepId)
@@ -161,9 +182,9 @@ export async function settleBatchParent(input: {
     // another process is resuming it; reconcile picks it up later.
     return { ...where, status: 'deferred', reason: 'the parent is not suspended on its batch step' }
   }
-  // Every child from the remembered prefix on was just read settled, and a
-  // settled child never opens again; anything else is read from the start.
-  const from = seen && sameBatch(seen, batch) ? seen.count : 0
+  // A settled child never opens again, so the remembered batch's settled
+  // part is not read twice; any other batch is read from the start.
+  const from = seen && sameBatch(seen, batch) ? settledUpTo : 0
   const open = await firstOpenChild({ mastra, store, parent }, batch, from)
   const entry = { childWorkflowId: batch.childWorkflowId, items: batch.items, count: batch.count, prefix: 0 }
   if (open !== null) return waiting(entry, open)

@@ -219,4 +219,61 @@ describe('linear multi-item approval (one child run per item)', () => {
       .filter((key) => key.startsWith('late-'))
     expect(keys.sort()).toEqual(['late-0', 'late-1'])
   })
+
+  it('settles, reading it fresh, a parent replaced under the same run ID while this process remembered its old batch', async () => {
+    const run = await workflow('refund-batch').createRun()
+    const first = [0, 1].map((index) => ({ operationId: `swap-${index}`, question: `Refund swap ${index}?` }))
+    expect((await run.start({ inputData: first })).status).toBe('suspended')
+    const old = await childReviews(run.runId)
+    await env.client.decisions.answer(old[0]!.decisionId, 'yes')
+    const answered = await app.dispatcher.resumeDecision(old[0]!.decisionId)
+    // This process now remembers the batch [swap-0, swap-1] with item 1 open.
+    expect(answered.status === 'resumed' && answered.parent).toMatchObject({
+      status: 'waiting',
+      openIndex: 1,
+    })
+
+    const storage = await app.mastra.getStorage()!.getStore('workflows')
+    await storage!.deleteWorkflowRunById({ workflowName: 'refund-batch', runId: run.runId })
+    const replaced = await (
+      app.mastra.getWorkflowById('refund-batch' as never) as unknown as {
+        createRun(o: {
+          runId: string
+        }): Promise<{ start(p: { inputData: unknown }): Promise<{ status: string }> }>
+      }
+    ).createRun({ runId: run.runId })
+    // Same count (a parent's review is bound to it), other items.
+    const second = [0, 1].map((index) => ({
+      operationId: `swap-new-${index}`,
+      question: `Refund new ${index}?`,
+    }))
+    expect((await replaced.start({ inputData: second })).status).toBe('suspended')
+    const fresh = (await childReviews(run.runId)).filter(
+      (review) => !old.some((before) => before.decisionId === review.decisionId),
+    )
+    expect(fresh).toHaveLength(2)
+    for (const review of fresh) {
+      await env.client.decisions.answer(review.decisionId, 'yes')
+      const done = await app.dispatcher.resumeDecision(review.decisionId)
+      // The dispatcher's path scans with the remembered batch, whose item 1 is still open.
+      expect(done.status === 'resumed' && done.parent?.status).toBe('waiting')
+    }
+
+    // Reconcile's fallback (and recovery) settle with the parent read fresh.
+    const settled = await settleBatchParent({
+      mastra: app.mastra,
+      store: app.store,
+      parent: { workflowId: 'refund-batch', runId: run.runId, stepId: 'pushary-approval-batch' },
+    })
+    expect(settled).toMatchObject({ status: 'resumed', runStatus: 'success' })
+    expect((await workflow('refund-batch').getWorkflowRunById(run.runId))?.status).toBe('success')
+    // The old batch's last item, answered late, cannot run the replaced parent again.
+    await env.client.decisions.answer(old[1]!.decisionId, 'yes')
+    const late = await app.dispatcher.resumeDecision(old[1]!.decisionId)
+    expect(late.status === 'resumed' && late.parent?.status).toBe('already_settled')
+    const keys = (await listEffects(env.dir))
+      .map((effect) => effect.key)
+      .filter((key) => key.startsWith('swap-'))
+    expect(keys.sort()).toEqual(['swap-new-0', 'swap-new-1'])
+  })
 })
