@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { buildPackage } from './lib/build.js'
 import { createBenchEnv } from './lib/env.js'
 import { machine, type Row, table } from './lib/report.js'
+import { benchAgentBacklog } from './scenarios/agent-backlog.js'
 import { benchAgentReview } from './scenarios/agent-review.js'
 import { benchClaims } from './scenarios/claims.js'
 import { benchColdResume } from './scenarios/cold-resume.js'
@@ -55,6 +56,7 @@ const sizes = quick
   ? {
       resume: { warmups: 3, samples: 15 },
       agent: { warmups: 2, samples: 6 },
+      backlog: { waiting: 100, warmups: 1, samples: 5 },
       counted: 5,
       profiled: 5,
       service: { samples: 30, creates: 200 },
@@ -69,6 +71,7 @@ const sizes = quick
   : {
       resume: { warmups: 5, samples: 75 },
       agent: { warmups: 3, samples: 50 },
+      backlog: { waiting: 1000, warmups: 2, samples: 15 },
       counted: 10,
       profiled: 20,
       service: { samples: 200, creates: 2000 },
@@ -152,6 +155,8 @@ async function main(): Promise<void> {
       if (wants('agent')) {
         log('agent reviews')
         rows.push(...(await benchAgentReview(env, sizes.agent)))
+        log(`agent reviews with ${sizes.backlog.waiting} others waiting`)
+        rows.push(...(await benchAgentBacklog(env, sizes.backlog)))
       }
       if (wants('profile')) {
         log('where the time goes: counting and profiling resumes')

@@ -29,6 +29,7 @@ import { resumeAgentReviewRun } from './agent-review-workflow.js'
 import type { PusharyResumableAgent } from './agent-shapes.js'
 import { autoResumedBy } from './auto-resume.js'
 import { withDurableApprovals } from './durable-approvals.js'
+import { findSuspendedRun } from './suspended-run.js'
 
 export type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
 
@@ -206,8 +207,7 @@ export async function resumeAgentReview<TOutput = unknown>(
       // The review run first: a caller without this store may have resumed it,
       // and then the agent run is gone because of that resume, not "outside".
       if (before.state !== 'waiting') return await resumedByAnother(input.store, decisionId, before)
-      const { runs } = await agent.listSuspendedRuns(scope)
-      const listed = runs.find((run) => run.runId === review.runId)
+      const listed = await findSuspendedRun(agent, review.runId, scope)
       const suspended = listed ? await withDurableApprovals(mastra, listed) : undefined
       const changed = staleCallCause(review, suspended)
       if (changed) {
@@ -289,8 +289,8 @@ export async function resumeAgentReview<TOutput = unknown>(
     // A generation that finished leaves nothing pending, even while a
     // DurableAgent still lists the run (it deletes its snapshot later).
     if (reason !== 'suspended') return { ...resumed, pending: [] }
-    const { runs } = await agent.listSuspendedRuns(scope)
-    const pending = runs.filter((run) => run.runId === review.runId)
+    const still = await findSuspendedRun(agent, review.runId, scope)
+    const pending = still ? [still] : []
     if (pending.length === 0) {
       return {
         ...resumed,

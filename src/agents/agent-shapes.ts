@@ -28,6 +28,10 @@ export interface PusharyApprovableAgent {
   listSuspendedRuns(options?: {
     threadId?: string
     resourceId?: string
+    /** Only runs created at or after this instant (Mastra's own filter; a shape may ignore it). */
+    fromDate?: Date
+    /** Only runs created at or before this instant. */
+    toDate?: Date
   }): Promise<{ runs: PusharySuspendedAgentRun[] }>
   approveToolCallGenerate(options: ResumeOptions): Promise<AgentOutput>
   declineToolCallGenerate(options: ResumeOptions & { reason?: string }): Promise<AgentOutput>

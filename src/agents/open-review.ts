@@ -16,6 +16,7 @@ import { normalizeSuspendedCall, type PusharyApprovableAgent } from './agent-sha
 import { autoResumedBy } from './auto-resume.js'
 import { withDurableApprovals } from './durable-approvals.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
+import { findSuspendedRun } from './suspended-run.js'
 
 /**
  * What {@link openPusharyAgentReview} needs: the exact suspended call, the
@@ -125,8 +126,7 @@ export async function openPusharyAgentReview(
   const mastra = durableMastraOf(target.agent, target.mastra, operation)
   const client = resolvePusharyClient(config, operation)
 
-  const { runs } = await target.agent.listSuspendedRuns()
-  const listed = runs.find((candidate) => candidate.runId === runId)
+  const listed = await findSuspendedRun(target.agent, runId)
   const run = listed ? await withDurableApprovals(mastra, listed) : undefined
   const raw = run?.toolCalls.find((call) => call.toolCallId === toolCallId)
   if (!run || !raw) {

@@ -18,6 +18,7 @@ import { nothingFoundReason } from './nothing-found.js'
 import { resumeOnce, waitForAnswer } from './resolution-waits.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
 import { createRunLocalStore } from './run-local-store.js'
+import { findSuspendedRun } from './suspended-run.js'
 
 /**
  * One suspended approval handed to the `subject`/`question`/`externalId` resolvers.
@@ -260,9 +261,7 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
             entry.output = output as TOutput
             resolved.push(entry)
             if ((await finishOf(output)) === 'suspended') {
-              run = (await agent.listSuspendedRuns(scope)).runs.find(
-                (candidate) => candidate.runId === current.runId,
-              )
+              run = await findSuspendedRun(agent, current.runId, scope)
             }
             continue
           }
@@ -309,8 +308,8 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
         entry.reason = outcome.reason
         entry.reasonCode = outcome.reasonCode
         resolved.push(entry)
-        const again = (await agent.listSuspendedRuns(scope).catch(() => ({ runs: [] }))).runs
-        pending.push(...again.filter((candidate) => candidate.runId === current.runId))
+        const again = await findSuspendedRun(agent, current.runId, scope).catch(() => undefined)
+        if (again) pending.push(again)
         break
       }
       if (outcome.status !== 'resumed') {
