@@ -20,7 +20,8 @@ import { recoverAgentForDispatch } from './agent-recovery.js'
 /** Every kind of review the package asks about, and how each is resumed. */
 const KINDS: ReviewKinds = {
   parent: {
-    resume: resumeBatchParent,
+    // A pending parent review (reconcile): only once every item is settled.
+    resume: (input) => resumeBatchParent({ ...input, waitForChildren: true }),
     // After a child finished: the one path that may scan with a remembered batch.
     settle: (input) => settleBatchParent({ ...input, reuseKnownBatch: true }),
     settleSuspended: settleSuspendedBatches,

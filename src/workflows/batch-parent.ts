@@ -120,6 +120,37 @@ function sameBatch(entry: KnownParent, batch: { childWorkflowId: string; count: 
   }
 }
 
+function parentKey(parent: BatchParentRef): string {
+  return `${parent.workflowId}\u0000${parent.runId}\u0000${parent.stepId}`
+}
+
+type SuspendedBatch = NonNullable<ReturnType<typeof suspendedBatch>>
+
+/**
+ * Scans a parent's batch, read from its snapshot just now, from `from` on:
+ * the first open child's index (the batch is then remembered waiting
+ * there), or `null` when every child from there on is settled (forgotten).
+ * Without `from`, it starts after the children already seen settled when the
+ * remembered batch is this one, else at item 0.
+ */
+async function scanReadBatch(
+  mastra: Mastra,
+  store: PusharyReviewStore,
+  parent: BatchParentRef,
+  batch: SuspendedBatch,
+  from?: number,
+): Promise<number | null> {
+  const known = knownParents(mastra)
+  const key = parentKey(parent)
+  const seen = known.entries.get(key)
+  const start = from ?? (seen && sameBatch(seen, batch) ? seen.prefix : 0)
+  const open = await firstOpenChild({ mastra, store, parent }, batch, start)
+  const { childWorkflowId, items, count } = batch
+  if (open === null) forget(known, key)
+  else remember(known, key, { childWorkflowId, items, count, prefix: open })
+  return open
+}
+
 /**
  * Called after a child of a multi-item approval completed: when every
  * sibling has settled, claims the parent's own review and resumes the parent
@@ -158,26 +189,31 @@ export async function settleBatchParent(input: {
   }
   const where = { workflowId: parent.workflowId, runId: parent.runId }
   const known = knownParents(mastra)
-  const key = `${parent.workflowId}\u0000${parent.runId}\u0000${parent.stepId}`
-  const waiting = (entry: KnownParent, openIndex: number): PusharyParentOutcome => {
-    remember(known, key, { ...entry, prefix: openIndex })
-    return { ...where, status: 'waiting', openIndex }
-  }
+  const key = parentKey(parent)
   const seen = known.entries.get(key)
   // How far the remembered batch is known settled: its prefix, or all of it
   // once the scan below found every child from there settled.
   let settledUpTo = seen?.prefix ?? 0
   if (seen && input.reuseKnownBatch) {
     const open = await firstOpenChild({ mastra, store, parent }, seen, seen.prefix)
-    if (open !== null) return waiting(seen, open)
+    if (open !== null) {
+      remember(known, key, { ...seen, prefix: open })
+      return { ...where, status: 'waiting', openIndex: open }
+    }
     settledUpTo = seen.count
   }
   const snapshot = await loadRunSnapshot(mastra, parent.workflowId, parent.runId)
-  forget(known, key)
-  if (!snapshot) return { ...where, status: 'not_batch' }
-  if (TERMINAL.includes(snapshot.status)) return { ...where, status: 'already_settled' }
+  if (!snapshot) {
+    forget(known, key)
+    return { ...where, status: 'not_batch' }
+  }
+  if (TERMINAL.includes(snapshot.status)) {
+    forget(known, key)
+    return { ...where, status: 'already_settled' }
+  }
   const batch = suspendedBatch(snapshot, parent.stepId)
   if (!batch) {
+    forget(known, key)
     // The parent's first pass has not persisted its suspension yet, or
     // another process is resuming it; reconcile picks it up later.
     return { ...where, status: 'deferred', reason: 'the parent is not suspended on its batch step' }
@@ -185,9 +221,8 @@ export async function settleBatchParent(input: {
   // A settled child never opens again, so the remembered batch's settled
   // part is not read twice; any other batch is read from the start.
   const from = seen && sameBatch(seen, batch) ? settledUpTo : 0
-  const open = await firstOpenChild({ mastra, store, parent }, batch, from)
-  const entry = { childWorkflowId: batch.childWorkflowId, items: batch.items, count: batch.count, prefix: 0 }
-  if (open !== null) return waiting(entry, open)
+  const open = await scanReadBatch(mastra, store, parent, batch, from)
+  if (open !== null) return { ...where, status: 'waiting', openIndex: open }
 
   const reviewId = batchParentReviewId(parent)
   const review: PusharyBatchParentReview = {
@@ -217,6 +252,14 @@ export async function resumeBatchParent(input: {
   review: PusharyBatchParentReview
   conflictTimeoutMs?: number
   claimLeaseMs?: number
+  /**
+   * Reads the children before any claim and answers `waiting` while one is
+   * open (the dispatcher's path for a pending parent review, so reconcile).
+   * The parent's own resume pass decides the same way from the same child
+   * reads, so resuming it then would only suspend it again, after a claim,
+   * a Mastra resume that reads every child and a write of the whole batch.
+   */
+  waitForChildren?: boolean
 }): Promise<PusharyParentOutcome> {
   const { store, review } = input
   const where = { workflowId: review.workflowId, runId: review.runId }
@@ -235,6 +278,12 @@ export async function resumeBatchParent(input: {
       status: 'deferred',
       reason: `the parent run is ${snapshot.status}, not suspended on its batch step; if it was killed while fanning out, dispatcher.recover("${reviewId}") restarts it`,
     }
+  }
+  const batch = input.waitForChildren && snapshot ? suspendedBatch(snapshot, review.stepId) : null
+  if (batch) {
+    const parent = { workflowId: review.workflowId, runId: review.runId, stepId: review.stepId }
+    const openIndex = await scanReadBatch(input.mastra, store, parent, batch)
+    if (openIndex !== null) return { ...where, status: 'waiting', openIndex }
   }
   switch (await store.claim(reviewId, review.runId)) {
     case 'busy':

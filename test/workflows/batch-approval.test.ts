@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import type { PusharyWorkflowReview } from '../../src/store/review-schema.js'
 import { batchChildRunId } from '../../src/workflows/batch-children.js'
-import { settleBatchParent } from '../../src/workflows/batch-parent.js'
+import { batchParentReviewId, settleBatchParent } from '../../src/workflows/batch-parent.js'
 import { createTestEnv, listEffects, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { buildApp, type TestApp } from './fixtures/app.js'
 
@@ -218,6 +218,49 @@ describe('linear multi-item approval (one child run per item)', () => {
       .map((effect) => effect.key)
       .filter((key) => key.startsWith('late-'))
     expect(keys.sort()).toEqual(['late-0', 'late-1'])
+  })
+
+  it('is left unclaimed and unresumed by reconcile while an item is open, and resumed by it once every item is settled', async () => {
+    const items = [0, 1, 2].map((index) => ({
+      operationId: `idle-${index}`,
+      question: `Refund idle ${index}?`,
+    }))
+    const run = await workflow('refund-batch').createRun()
+    expect((await run.start({ inputData: items })).status).toBe('suspended')
+    const parent = { workflowId: 'refund-batch', runId: run.runId, stepId: 'pushary-approval-batch' }
+    const reviewId = batchParentReviewId(parent)
+    const storage = await app.mastra.getStorage()!.getStore('workflows')
+    const parentRow = async () =>
+      (await storage!.getWorkflowRunById({ runId: run.runId, workflowName: 'refund-batch' }))?.updatedAt
+    const before = await parentRow()
+    const children = await childReviews(run.runId)
+    await env.client.decisions.answer(children[0]!.decisionId, 'yes')
+    await app.dispatcher.resumeDecision(children[0]!.decisionId)
+
+    const history = await app.store.history(reviewId)
+    for (let round = 0; round < 2; round++) {
+      const report = await app.dispatcher.reconcile({ limit: 1000 })
+      expect(report.parents).toContainEqual({
+        workflowId: 'refund-batch',
+        runId: run.runId,
+        status: 'waiting',
+        openIndex: 1,
+      })
+    }
+    // Never claimed, and the parent run (whose snapshot holds every item) never rewritten.
+    expect(await app.store.history(reviewId)).toEqual(history)
+    expect((await app.store.get(reviewId))?.state).toBe('pending')
+    expect(await parentRow()).toEqual(before)
+
+    for (const review of children.slice(1)) await env.client.decisions.answer(review.decisionId, 'no')
+    // The round resumes the answered items; the last one settles the parent.
+    await app.dispatcher.reconcile({ limit: 1000 })
+    expect((await workflow('refund-batch').getWorkflowRunById(run.runId))?.status).toBe('success')
+    expect((await app.store.get(reviewId))?.state).toBe('completed')
+    const keys = (await listEffects(env.dir))
+      .map((effect) => effect.key)
+      .filter((key) => key.startsWith('idle-'))
+    expect(keys).toEqual(['idle-0'])
   })
 
   it('settles, reading it fresh, a parent replaced under the same run ID while this process remembered its old batch', async () => {
