@@ -127,23 +127,21 @@ function parentKey(parent: BatchParentRef): string {
 type SuspendedBatch = NonNullable<ReturnType<typeof suspendedBatch>>
 
 /**
- * Scans a parent's batch, read from its snapshot just now, from `from` on:
- * the first open child's index (the batch is then remembered waiting
- * there), or `null` when every child from there on is settled (forgotten).
- * Without `from`, it starts after the children already seen settled when the
- * remembered batch is this one, else at item 0.
+ * Scans a parent's batch, read from its snapshot just now: from after the
+ * children already seen settled when the remembered batch is this one, else
+ * from item 0. The first open child's index (the batch is then remembered
+ * waiting there), or `null` when every child is settled (forgotten).
  */
 async function scanReadBatch(
   mastra: Mastra,
   store: PusharyReviewStore,
   parent: BatchParentRef,
   batch: SuspendedBatch,
-  from?: number,
 ): Promise<number | null> {
   const known = knownParents(mastra)
   const key = parentKey(parent)
   const seen = known.entries.get(key)
-  const start = from ?? (seen && sameBatch(seen, batch) ? seen.prefix : 0)
+  const start = seen && sameBatch(seen, batch) ? seen.prefix : 0
   const open = await firstOpenChild({ mastra, store, parent }, batch, start)
   const { childWorkflowId, items, count } = batch
   if (open === null) forget(known, key)
@@ -191,37 +189,26 @@ export async function settleBatchParent(input: {
   const known = knownParents(mastra)
   const key = parentKey(parent)
   const seen = known.entries.get(key)
-  // How far the remembered batch is known settled: its prefix, or all of it
-  // once the scan below found every child from there settled.
-  let settledUpTo = seen?.prefix ?? 0
   if (seen && input.reuseKnownBatch) {
     const open = await firstOpenChild({ mastra, store, parent }, seen, seen.prefix)
-    if (open !== null) {
-      remember(known, key, { ...seen, prefix: open })
-      return { ...where, status: 'waiting', openIndex: open }
-    }
-    settledUpTo = seen.count
+    // Either way the remembered batch is now known settled up to `open` (or all of it).
+    remember(known, key, { ...seen, prefix: open ?? seen.count })
+    if (open !== null) return { ...where, status: 'waiting', openIndex: open }
   }
   const snapshot = await loadRunSnapshot(mastra, parent.workflowId, parent.runId)
-  if (!snapshot) {
-    forget(known, key)
-    return { ...where, status: 'not_batch' }
-  }
-  if (TERMINAL.includes(snapshot.status)) {
-    forget(known, key)
-    return { ...where, status: 'already_settled' }
-  }
-  const batch = suspendedBatch(snapshot, parent.stepId)
+  const batch =
+    snapshot && !TERMINAL.includes(snapshot.status) ? suspendedBatch(snapshot, parent.stepId) : null
   if (!batch) {
     forget(known, key)
+    if (!snapshot) return { ...where, status: 'not_batch' }
+    if (TERMINAL.includes(snapshot.status)) return { ...where, status: 'already_settled' }
     // The parent's first pass has not persisted its suspension yet, or
     // another process is resuming it; reconcile picks it up later.
     return { ...where, status: 'deferred', reason: 'the parent is not suspended on its batch step' }
   }
   // A settled child never opens again, so the remembered batch's settled
   // part is not read twice; any other batch is read from the start.
-  const from = seen && sameBatch(seen, batch) ? settledUpTo : 0
-  const open = await scanReadBatch(mastra, store, parent, batch, from)
+  const open = await scanReadBatch(mastra, store, parent, batch)
   if (open !== null) return { ...where, status: 'waiting', openIndex: open }
 
   const reviewId = batchParentReviewId(parent)
