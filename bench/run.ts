@@ -24,6 +24,7 @@ import { benchColdResume } from './scenarios/cold-resume.js'
 import { benchImportCost } from './scenarios/import-cost.js'
 import { benchForeach, benchMultiItem } from './scenarios/multi-item.js'
 import { type CallBreakdown, type CpuShare, countPerResume, profileResumes } from './scenarios/profile.js'
+import { benchReconcile } from './scenarios/reconcile.js'
 import { benchResume } from './scenarios/resume.js'
 import {
   benchCallbackDelivery,
@@ -43,6 +44,7 @@ const SCENARIOS = [
   'claims',
   'import',
   'cold',
+  'reconcile',
 ] as const
 type Scenario = (typeof SCENARIOS)[number]
 
@@ -67,6 +69,7 @@ const sizes = quick
       claims: { reviews: 100, workers: [1, 4, 16] },
       imports: 2,
       cold: 1,
+      reconcile: { small: 10, waiting: 100, limit: 10, warmups: 1, samples: 5 },
     }
   : {
       resume: { warmups: 5, samples: 75 },
@@ -82,6 +85,7 @@ const sizes = quick
       claims: { reviews: 2000, workers: [1, 4, 16] },
       imports: 10,
       cold: 5,
+      reconcile: { small: 10, waiting: 1000, limit: 10, warmups: 2, samples: 15 },
     }
 
 function log(message: string): void {
@@ -196,6 +200,10 @@ async function main(): Promise<void> {
   if (wants('cold')) {
     log('cold resume in a fresh process')
     rows.push(await benchColdResume({ pkg, samples: sizes.cold }))
+  }
+  if (wants('reconcile')) {
+    log(`reconcile rounds with ${sizes.reconcile.waiting} approvals waiting`)
+    rows.push(...(await benchReconcile(sizes.reconcile)))
   }
   rows.sort((a, b) => a.group.localeCompare(b.group))
   const seconds = (performance.now() - started) / 1000

@@ -21,6 +21,7 @@ import type { PusharyReviewStore } from '../store/review-store.js'
 import { batchChildRunId, readBatchChild } from './batch-children.js'
 import { fanOutUnderClaim } from './batch-fanout.js'
 import { batchParentReviewId, pusharyBatchResumeSchema, pusharyBatchSuspendSchema } from './batch-parent.js'
+import { markBatchStep } from './batch-reconcile.js'
 
 function checkedId(value: unknown, field: string, operation: string): string {
   const parsed = idSchema.max(200).safeParse(value)
@@ -191,7 +192,8 @@ export function pusharyApprovalBatchStep(opts: PusharyBatchStepOptions) {
       message: 'startConcurrency must be an integer from 1 to 64',
     })
   }
-  return createStep({
+  // Marked so reconcile's fallback lists only the workflows that hold a batch step.
+  const step = createStep({
     id: stepId,
     description: 'Ask one decision per item, each in its own child run; continue when all are settled.',
     inputSchema: z.array(pusharyApprovalStepInputSchema),
@@ -276,6 +278,7 @@ export function pusharyApprovalBatchStep(opts: PusharyBatchStepOptions) {
       return outcome
     },
   })
+  return markBatchStep(step)
 }
 
 /**

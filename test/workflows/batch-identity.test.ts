@@ -202,6 +202,69 @@ describe('reconcile pages through everything', () => {
     expect(resumed).toBe(true)
   })
 
+  it('lists the suspended runs of batch workflows only, and still settles their parents', async () => {
+    // Waiting single approvals and batch items: a round must never read their runs.
+    const tag = randomUUID()
+    for (let index = 0; index < 3; index++) {
+      const single = await workflow('refund-single').createRun()
+      const started = await single.start({
+        inputData: { operationId: `solo-${tag}-${index}`, question: 'Refund?' },
+      })
+      expect(started.status).toBe('suspended')
+    }
+    const parent = await workflow('refund-batch').createRun()
+    const items = [0, 1].map((index) => ({ operationId: `listed-${tag}-${index}`, question: 'Refund?' }))
+    expect((await parent.start({ inputData: items })).status).toBe('suspended')
+    // Both items answered while the parent looked busy: only a reconcile settles it now.
+    const storage = await app.mastra.getStorage()?.getStore('workflows')
+    const impatient = createPusharyDispatcher({
+      mastra: app.mastra,
+      client: env.client,
+      store: app.store,
+      conflictTimeoutMs: 100,
+    })
+    await storage?.updateWorkflowState({
+      workflowName: 'refund-batch',
+      runId: parent.runId,
+      opts: { status: 'running' },
+    })
+    for (const child of await childrenOf(parent.runId)) {
+      await env.client.decisions.answer(child.decisionId, 'yes')
+      expect((await impatient.resumeDecision(child.decisionId)).status).toBe('resumed')
+    }
+    await storage?.updateWorkflowState({
+      workflowName: 'refund-batch',
+      runId: parent.runId,
+      opts: { status: 'suspended' },
+    })
+
+    const listed = new Map<string, number>()
+    const restore: (() => void)[] = []
+    for (const registered of Object.values(app.mastra.listWorkflows())) {
+      const target = registered as unknown as { id: string; listWorkflowRuns: (...args: never[]) => unknown }
+      const original = target.listWorkflowRuns
+      target.listWorkflowRuns = (...args: never[]) => {
+        const [filter] = args as unknown as [{ status?: string } | undefined]
+        if (filter?.status === 'suspended') listed.set(target.id, (listed.get(target.id) ?? 0) + 1)
+        return original.apply(target, args)
+      }
+      restore.push(() => {
+        target.listWorkflowRuns = original
+      })
+    }
+    try {
+      // A limit of 1: the parent's own pending review may be pages away; the fallback reaches it.
+      await app.dispatcher.reconcile({ limit: 1 })
+    } finally {
+      for (const undo of restore) undo()
+    }
+    expect([...listed.keys()].sort()).toEqual(['other-batch', 'refund-batch', 'two-batches'])
+    expect((await workflow('refund-batch').getWorkflowRunById(parent.runId))?.status).toBe('success')
+    expect((await effectsTagged(`listed-${tag}`)).map((effect) => effect.key).sort()).toEqual(
+      items.map((item) => item.operationId),
+    )
+  })
+
   it('settles every waiting batch parent, not only the first page of suspended runs', async () => {
     const tag = randomUUID()
     const runs: string[] = []
