@@ -97,9 +97,9 @@ function breakdownTable(breakdowns: readonly CallBreakdown[]): string {
   for (const breakdown of breakdowns) {
     lines.push(
       '',
-      `${breakdown.path}: ${breakdown.msPerResume.toFixed(1)} ms per resume (mean of ${breakdown.resumes}, counted).`,
+      `${breakdown.path}: ${breakdown.msPerResume.toFixed(1)} ms per ${breakdown.per} (mean of ${breakdown.resumes}, counted).`,
       '',
-      '| per resume | calls | ms (inclusive) |',
+      `| per ${breakdown.per} | calls | ms (inclusive) |`,
       '|---|---:|---:|',
       ...breakdown.rows.map(
         (row) =>
@@ -226,7 +226,8 @@ async function main(): Promise<void> {
     '',
     'Calls made by one answer → resumed run (the timed part only: the first pass and the answer are not counted),',
     'for the workflow path, the callback path, the agent path beside native `approveToolCallGenerate`, and one item',
-    'of a `.foreach` and of a batch. Every review-store write (`claim`, `finish`, `recordReceipt`) is one commit (on',
+    'of a `.foreach` and of a batch; then the two first passes with a row of their own: an agent review opened, and',
+    'a batch started (per item). Every review-store write (`claim`, `finish`, `recordReceipt`) is one commit (on',
     'SQLite, `claim` and `finish` are one statement each, `save` one transaction);',
     '`Mastra storage` is the LibSQL store Mastra uses (`loadWorkflowSnapshot` reads a run snapshot; on the agent',
     "rows it is the agent's own Mastra, workflows and memory domains). HTTP times include the in-process service",

@@ -27,11 +27,15 @@ async function pendingReviews(env: BenchEnv) {
   }
 }
 
-/** One batch of `count` items; `around` wraps each child's resume (the profile counts calls inside it). */
+/**
+ * One batch of `count` items; `around` wraps each child's resume and
+ * `aroundStart` the batch run's start (the profile counts calls inside them).
+ */
 export async function batch(
   env: BenchEnv,
   count: number,
   around: Around = (body) => body(),
+  aroundStart: Around = (body) => body(),
 ): Promise<{ startMs: number; resumeMs: number; review: PusharyReview }> {
   const items = Array.from({ length: count }, (_, index) => ({
     operationId: `batch-${count}-${index}`,
@@ -41,7 +45,7 @@ export async function batch(
   const workflow = env.mastra.getWorkflow('batch')
   const run = await workflow.createRun()
   let started = performance.now()
-  const first = await run.start({ inputData: items })
+  const first = await aroundStart(() => run.start({ inputData: items }))
   if (first.status !== 'suspended') throw new Error(`batch start ended ${first.status}`)
   const startMs = performance.now() - started
   const reviews = (await pendingReviews(env)).filter(

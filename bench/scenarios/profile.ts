@@ -18,6 +18,8 @@ const BATCH_COUNTED = 10
 
 export interface CallBreakdown {
   path: string
+  /** What one counted unit is: a resume, an open, an item started. */
+  per: string
   resumes: number
   msPerResume: number
   rows: { key: string; perResume: number; msPerResume: number }[]
@@ -30,6 +32,7 @@ async function countCalls(
   once: (operationId: string, around: Around) => Promise<number>,
   /** Resumes made by one call of `once` (a multi-item run resumes every item). */
   perOnce = 1,
+  per = 'resume',
 ): Promise<CallBreakdown> {
   env.probe.reset()
   const counted: Around = async (body) => {
@@ -47,7 +50,7 @@ async function countCalls(
     .map(([key, value]) => ({ key, perResume: value.calls / made, msPerResume: value.ms / made }))
     .sort((a, b) => b.msPerResume - a.msPerResume)
   env.probe.reset()
-  return { path, resumes: made, msPerResume: total / made, rows }
+  return { path, per, resumes: made, msPerResume: total / made, rows }
 }
 
 export async function countPerResume(env: BenchEnv, resumes: number): Promise<CallBreakdown[]> {
@@ -64,6 +67,15 @@ export async function countPerResume(env: BenchEnv, resumes: number): Promise<Ca
     ),
     await countCalls(env, 'native `approveToolCallGenerate` (same agent shape)', resumes, (_id, around) =>
       nativeApproval(env, around, true),
+    ),
+    // The open of the same agent review: its baseline is one create and one save.
+    await countCalls(
+      env,
+      "`openPusharyAgentReview` (agent review opened; the review run is on the agent's Mastra)",
+      resumes,
+      (_id, around) => agentReview(env, undefined, true, around).then((timing) => timing.openMs),
+      1,
+      'open',
     ),
     // Multi-item: every item of one run is counted; the table is per item.
     await countCalls(
@@ -91,6 +103,26 @@ export async function countPerResume(env: BenchEnv, resumes: number): Promise<Ca
         return inside || performance.now() - started
       },
       BATCH_COUNTED,
+    ),
+    // The first pass of the same batch: every child run started and asked.
+    await countCalls(
+      env,
+      `batch started (${BATCH_COUNTED} children, 8 started at a time, so inclusive times overlap)`,
+      1,
+      async (_id, around) => {
+        let inside = 0
+        await batch(env, BATCH_COUNTED, undefined, async (body) => {
+          const at = performance.now()
+          try {
+            return await around(body)
+          } finally {
+            inside += performance.now() - at
+          }
+        })
+        return inside
+      },
+      BATCH_COUNTED,
+      'item started',
     ),
   ]
 }
