@@ -53,6 +53,22 @@ async function countCalls(
   return { path, per, resumes: made, msPerResume: total / made, rows }
 }
 
+/** Wraps `around` and adds up the time spent inside it (a batch calls it once per child, or once for its start). */
+function summing(around: Around): { around: Around; ms: () => number } {
+  let inside = 0
+  return {
+    around: async (body) => {
+      const at = performance.now()
+      try {
+        return await around(body)
+      } finally {
+        inside += performance.now() - at
+      }
+    },
+    ms: () => inside,
+  }
+}
+
 export async function countPerResume(env: BenchEnv, resumes: number): Promise<CallBreakdown[]> {
   return [
     await countCalls(env, '`dispatcher.resumeDecision`', resumes, (id, around) =>
@@ -90,17 +106,9 @@ export async function countPerResume(env: BenchEnv, resumes: number): Promise<Ca
       `batch child resumed (${BATCH_COUNTED} children of one batch, each through \`resumeDecision\`; the last resumes the parent)`,
       1,
       async (_id, around) => {
-        const started = performance.now()
-        let inside = 0
-        await batch(env, BATCH_COUNTED, async (body) => {
-          const at = performance.now()
-          try {
-            return await around(body)
-          } finally {
-            inside += performance.now() - at
-          }
-        })
-        return inside || performance.now() - started
+        const counted = summing(around)
+        await batch(env, BATCH_COUNTED, counted.around)
+        return counted.ms()
       },
       BATCH_COUNTED,
     ),
@@ -110,16 +118,9 @@ export async function countPerResume(env: BenchEnv, resumes: number): Promise<Ca
       `batch started (${BATCH_COUNTED} children, 8 started at a time, so inclusive times overlap)`,
       1,
       async (_id, around) => {
-        let inside = 0
-        await batch(env, BATCH_COUNTED, undefined, async (body) => {
-          const at = performance.now()
-          try {
-            return await around(body)
-          } finally {
-            inside += performance.now() - at
-          }
-        })
-        return inside
+        const counted = summing(around)
+        await batch(env, BATCH_COUNTED, undefined, counted.around)
+        return counted.ms()
       },
       BATCH_COUNTED,
       'item started',

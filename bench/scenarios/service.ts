@@ -239,9 +239,8 @@ export async function benchCreatesOwnProcess(options: {
       const { ms } = await run(options.creates)
       rates.push(options.creates / (ms / 1000))
     }
-    rates.sort((a, b) => a - b)
-    const perSecond = rates[Math.floor(rates.length / 2)] as number
-    const spread = `${Math.round(rates[0] as number)}–${Math.round(rates.at(-1) as number)}/s`
+    const perSecond = median(rates)
+    const spread = `${Math.round(Math.min(...rates))}–${Math.round(Math.max(...rates))}/s`
     return {
       group: GROUP,
       scenario: 'creates per second, service in its own process',
