@@ -45,6 +45,26 @@ describe('batchStepIdsOf', () => {
     expect([...(batchStepIdsOf(workflow) ?? [])].sort()).toEqual(['approve-again', 'approve-all'])
   })
 
+  it('finds batch steps placed in a branch and in dowhile / dountil loops', () => {
+    const branched = pusharyApprovalBatchStep({ id: 'approve-branch', childWorkflowId: 'item', store })
+    const looped = pusharyApprovalBatchStep({ id: 'approve-while', childWorkflowId: 'item', store })
+    const until = pusharyApprovalBatchStep({ id: 'approve-until', childWorkflowId: 'item', store })
+    const inBranch = createWorkflow({ id: 'in-branch', inputSchema: items, outputSchema: z.unknown() })
+      .branch([[async () => true, branched]])
+      .commit()
+    const inWhile = createWorkflow({ id: 'in-while', inputSchema: items, outputSchema: z.unknown() })
+      .dowhile(looped, async () => false)
+      .commit()
+    const inUntil = createWorkflow({ id: 'in-until', inputSchema: items, outputSchema: z.unknown() })
+      .dountil(until, async () => true)
+      .commit()
+    expect([inBranch, inWhile, inUntil].map((workflow) => [...(batchStepIdsOf(workflow) ?? [])])).toEqual([
+      ['approve-branch'],
+      ['approve-while'],
+      ['approve-until'],
+    ])
+  })
+
   it('counts a nested workflow that holds a batch step under the nested step ID, at any depth', () => {
     const batch = pusharyApprovalBatchStep({ id: 'approve-all', childWorkflowId: 'item', store })
     const inner = createWorkflow({ id: 'inner', inputSchema: items, outputSchema: z.unknown() })
