@@ -8,6 +8,7 @@
 import { Session } from 'node:inspector/promises'
 import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { DEFAULT_START_CONCURRENCY } from '../../src/workflows/approval-workflows.js'
 import type { BenchEnv } from '../lib/env.js'
 import { agentReview, nativeApproval } from './agent-review.js'
 import { batch, foreachOurs } from './multi-item.js'
@@ -115,7 +116,7 @@ export async function countPerResume(env: BenchEnv, resumes: number): Promise<Ca
     // The first pass of the same batch: every child run started and asked.
     await countCalls(
       env,
-      `batch started (${BATCH_COUNTED} children, 8 started at a time, so inclusive times overlap)`,
+      `batch started (${BATCH_COUNTED} children, ${DEFAULT_START_CONCURRENCY} started at a time, so inclusive times overlap)`,
       1,
       async (_id, around) => {
         const counted = summing(around)

@@ -133,6 +133,9 @@ export interface PusharyBatchStepOptions {
   startConcurrency?: number
 }
 
+/** How many children a batch step starts at once unless `startConcurrency` says otherwise. */
+export const DEFAULT_START_CONCURRENCY = 8
+
 function checkedFanOutOptions(opts: PusharyBatchStepOptions): {
   store: PusharyReviewStore
   claimLeaseMs: number
@@ -183,7 +186,7 @@ export function pusharyApprovalBatchStep(opts: PusharyBatchStepOptions) {
   const stepId = checkedId(opts.id ?? 'pushary-approval-batch', 'opts.id', 'pusharyApprovalBatchStep')
   const childWorkflowId = checkedId(opts.childWorkflowId, 'opts.childWorkflowId', 'pusharyApprovalBatchStep')
   const { store, claimLeaseMs } = checkedFanOutOptions(opts)
-  const startConcurrency = opts.startConcurrency ?? 8
+  const startConcurrency = opts.startConcurrency ?? DEFAULT_START_CONCURRENCY
   if (!Number.isInteger(startConcurrency) || startConcurrency < 1 || startConcurrency > 64) {
     throw new PusharyValidationError({
       code: 'invalid_decision_input',
