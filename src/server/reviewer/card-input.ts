@@ -4,18 +4,23 @@
  * behind a disclosure whose body holds the whole value: nothing is cut, what
  * the reviewer can open is exactly what was sent.
  */
+import { graphemePrefix, visibleText } from '../../pushary/display-text.js'
 import { parameterLabel } from '../../pushary/readable-input.js'
 import type { StoredDecision } from '../service-types.js'
 import { html, type SafeHtml } from './html.js'
 
-/** Values longer than this are folded; the summary shows their start. */
+/** Values longer than this (in user-perceived characters) are folded; the summary shows their start. */
 const FOLD_AFTER = 80
 const SUMMARY_CHARS = 48
 
+// The summary is cut on grapheme boundaries: a cut by UTF-16 unit could
+// leave half a surrogate pair, which the page's UTF-8 encoding turns into
+// U+FFFD, and a cut by code point could split a flag or an accent.
 function renderValue(value: string | number | boolean): SafeHtml | string {
-  const text = typeof value === 'string' ? value : String(value)
-  if (text.length <= FOLD_AFTER) return text
-  return html`<details class="fold"><summary>${text.slice(0, SUMMARY_CHARS)}… <span class="muted">(${text.length} characters, tap to read all)</span></summary><p class="full">${text}</p></details>`
+  const text = visibleText(typeof value === 'string' ? value : String(value))
+  const summary = graphemePrefix(text, SUMMARY_CHARS)
+  if (summary.total <= FOLD_AFTER) return text
+  return html`<details class="fold"><summary>${summary.text}… <span class="muted">(${summary.total} characters, tap to read all)</span></summary><p class="full">${text}</p></details>`
 }
 
 /**
@@ -33,6 +38,6 @@ export function renderInputList(decision: StoredDecision): SafeHtml | '' {
   const heading = decision.toolName ? `Input of ${decision.toolName}` : 'Input'
   return html`<section class="input" aria-label="${heading}"><p class="input-title">${heading}</p><dl>${rows.map(
     ([key, value]) =>
-      html`<div class="row"><dt>${parameterLabel(key)}</dt><dd>${renderValue(value)}</dd></div>`,
+      html`<div class="row"><dt>${visibleText(parameterLabel(key))}</dt><dd>${renderValue(value)}</dd></div>`,
   )}</dl></section>`
 }
