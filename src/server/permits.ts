@@ -12,6 +12,7 @@ import type { Client } from '@libsql/client'
 import type { AuthorizeInput } from '../pushary/decision-schemas.js'
 import { canonicalJson } from '../pushary/identity.js'
 import { isApproved } from '../pushary/question.js'
+import { unshownBoundFields } from './bound-fields.js'
 import type { DecisionRecord } from './decisions-repo.js'
 
 /** How long a policy `allow` verdict can be spent. */
@@ -36,13 +37,32 @@ export interface PermitAction {
 /** Why a consume was refused, as the wire names it. */
 export type PermitRefusalCode = 'not_authorized' | 'action_mismatch' | 'expired' | 'already_consumed'
 
+/**
+ * The local service's finer reason, sent as the error body's `code` beside
+ * the hosted `refusal` (the hosted shape has an optional machine-readable
+ * `code`; its four refusal values stay the only `refusal`s).
+ * `bound_field_not_shown`: the approved decision holds a bound field the
+ * reviewer's card could not draw exactly, so no one saw what the permit
+ * would cover (refusal `not_authorized`).
+ */
+export type PermitRefusalReason = PermitRefusalCode | 'bound_field_not_shown'
+
 /** Execution state of a permit's action. */
 export type ExecutionState = 'running' | 'succeeded' | 'failed'
 
 /** Outcome of a consume. */
 export type ConsumeOutcome =
   | { status: 'permitted'; permitId: string; authority: Record<string, unknown>; expiresAt: string }
-  | { status: 'refused'; refusal: PermitRefusalCode; message: string; executionState?: ExecutionState }
+  | {
+      status: 'refused'
+      refusal: PermitRefusalCode
+      message: string
+      executionState?: ExecutionState
+      /** Set when finer than `refusal`; the wire's `code` (defaults to `refusal`). */
+      reason?: PermitRefusalReason
+      /** The field the refusal is about, in wire names. */
+      field?: string
+    }
 
 /** Outcome of a receipt. */
 export type ReceiptOutcome = { status: 'recorded'; executionState: ExecutionState } | { status: 'not_found' }
@@ -137,6 +157,19 @@ export function createPermitService(deps: {
     if (decision.status === 'expired') return refused('expired', 'The decision expired without an answer.')
     if (!isApproved(decision) || decision.answeredAt === null) {
       return refused('not_authorized', `The decision is ${decision.status} and was not approved.`)
+    }
+    // What you see is what you approve: a bound field the card drew with
+    // markers in place of invisible characters (stored before the rule
+    // refused them) was never seen as the action will receive it.
+    const unshown = unshownBoundFields(decision)
+    if (unshown.length > 0) {
+      return {
+        status: 'refused',
+        refusal: 'not_authorized',
+        reason: 'bound_field_not_shown',
+        field: unshown[0] as string,
+        message: `The approval cannot be spent: the reviewer's card could not show ${unshown.join(', ')} exactly (invisible characters), so the person never saw what the permit would cover.`,
+      }
     }
     return {
       approved: normalizeAction(decision),

@@ -74,8 +74,9 @@ export function createPlatformRoutes(deps: PlatformRouteDeps): Hono {
         expiresAt: outcome.expiresAt,
       })
     }
-    return apiError(c, 409, outcome.refusal, outcome.message, {
+    return apiError(c, 409, outcome.reason ?? outcome.refusal, outcome.message, {
       refusal: outcome.refusal,
+      ...(outcome.field === undefined ? {} : { field: outcome.field }),
       ...(outcome.executionState === undefined ? {} : { executionState: outcome.executionState }),
     })
   })

@@ -2,9 +2,11 @@
  * Server-rendered pages and fragments of the reviewer page. Pure functions of
  * their inputs: routes decide who may see what, this module only draws it.
  */
+import { visibleText } from '../../pushary/display-text.js'
 import type { StoredDecision } from '../service-types.js'
 import { REVIEWER_CSS, REVIEWER_SCRIPT } from './assets.js'
 import { groupDecisions, renderBatchCard } from './batch-card.js'
+import { renderBinding } from './card-binding.js'
 import { renderInputList } from './card-input.js'
 import { cardSource, sourceLabel } from './card-source.js'
 import { formatDateTime, formatParameter } from './format.js'
@@ -67,7 +69,7 @@ function renderChanges(presentation: Presentation, decision: StoredDecision): Sa
   if (changes.length === 0) return ''
   const rows = changes.map((change) => {
     const value = decision.parameters?.[change.parameter]
-    const shown = value === undefined ? '—' : formatParameter(value, change.format)
+    const shown = value === undefined ? '—' : visibleText(formatParameter(value, change.format))
     return html`<tr><th scope="row">${change.label}</th><td>${shown}</td></tr>`
   })
   return html`<table><caption class="visually-hidden">Changes</caption><tbody>${rows}</tbody></table>`
@@ -166,6 +168,7 @@ ${renderControls(decision, `a-${options.index}`)}
 <p class="meta"><span class="agent">${sourceLabel(cardSource(decision))}</span>${decision.agentName ? html`<span class="agent">${decision.agentName}</span>` : ''}${renderRisk(decision.presentation?.risk)}${decision.toolName ? html`<span>${decision.toolName}</span>` : ''}</p>
 <h2 id="${headingId}">${decision.question}</h2>
 ${renderPresentation(decision)}
+${renderBinding(decision)}
 ${renderInputList(decision)}
 ${expires}
 ${body}
