@@ -13,11 +13,18 @@ import { storableString } from '../pushary/text-rules.js'
 import type { EnrollResult } from '../pushary/wire-responses.js'
 import { apiError, DECISION_NOT_FOUND } from './api-errors.js'
 import { invalid, invalidFromZod, readJsonObject } from './api-request.js'
-import { authenticateKey, type BoundKeys, boundExternalIdOf, enforceKeyScope } from './bound-keys.js'
+import {
+  authenticateKey,
+  type BoundKeys,
+  boundExternalIdOf,
+  enforceKeyScope,
+  principalOf,
+  SITE_PRINCIPAL,
+} from './bound-keys.js'
 import type { CallbackOutbox } from './callbacks-outbox.js'
 import type { SlotLimiter } from './connection-limits.js'
 import type { DecisionEvents } from './decision-events.js'
-import { decisionJson } from './decision-json.js'
+import { boundKeyView, decisionJson } from './decision-json.js'
 import type { DecisionService } from './decision-service.js'
 import type { DecisionRecord } from './decisions-repo.js'
 import { localCreateDecisionSchema } from './local-input-rules.js'
@@ -137,7 +144,8 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
     const refused =
       parsed.data.callbackUrl === undefined ? null : await deps.checkCallbackUrl(parsed.data.callbackUrl)
     if (refused !== null) return invalid(c, 'callbackUrl', refused)
-    const outcome = await service.create(parsed.data)
+    const askedBy = principalOf(c)
+    const outcome = await service.create(parsed.data, askedBy)
     switch (outcome.status) {
       case 'unreachable':
         return conflict(c, 'unreachable', outcome.message)
@@ -167,8 +175,10 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
           pollUrl: `${apiBase}/decisions/${d.decisionId}`,
           decisionPageUrl: pageUrl,
           expiresInSeconds: Math.max(0, Math.ceil((d.expiresMs - deps.now()) / 1000)),
-          ...(parsed.data.approvalUrl === true
-            ? { approvalUrl: await deps.approvalLinks.issue(d.decisionId, d.expiresMs) }
+          // Only the site key is handed a link (`enforceKeyScope` refuses a
+          // bound key's request for one before this route runs).
+          ...(parsed.data.approvalUrl === true && askedBy === SITE_PRINCIPAL
+            ? { approvalUrl: await deps.approvalLinks.issue(d.decisionId, d.expiresMs, askedBy) }
             : {}),
           ...(outcome.status === 'idempotent' ? { idempotent: true } : {}),
           ...(outcome.reach
@@ -239,8 +249,9 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
       toMs: q.to === undefined ? null : Date.parse(q.to),
     })
     const last = rows[rows.length - 1]
+    const bound = boundExternalIdOf(c) !== null
     return c.json({
-      decisions: rows.map((d) => decisionJson(d)),
+      decisions: rows.map((d) => (bound ? boundKeyView(decisionJson(d)) : decisionJson(d))),
       nextCursor: rows.length === q.limit && last !== undefined ? `c_${last.seq}` : null,
     })
   })
@@ -281,6 +292,7 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
       if (decision.status === 'pending' && settled !== null) {
         if (await settled) decision = (await service.get(id)) ?? decision
       }
+      if (boundExternalIdOf(c) !== null) return c.json(boundKeyView(decisionJson(decision)))
       return c.json(decisionJson(decision, await deps.outbox.deliveriesFor(id)))
     } finally {
       stop?.abort()

@@ -1,10 +1,12 @@
 /**
  * Bound keys (`/keys`): API keys limited to one customer (`externalId`). A
  * bound key may create, read, list and cancel decisions, enrol devices and
- * check reachability only for its customer; it can never answer, and every
- * other route (keys, webhook secret, policy, permits) is the site key's.
- * Outside its customer it gets 403 with the hosted error body. Only a
- * SHA-256 digest of each key is stored; the key itself is shown once.
+ * check reachability only for its customer; it can never answer, neither by
+ * relaying an answer nor through an approval link (it is never given one),
+ * and every other route (keys, webhook secret, policy, permits, callback
+ * deliveries) is the site key's. Outside its customer it gets 403 with the
+ * hosted error body. Only a SHA-256 digest of each key is stored; the key
+ * itself is shown once.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Client } from '@libsql/client'
@@ -16,8 +18,18 @@ declare module 'hono' {
   interface ContextVariableMap {
     /** The customer a bound key is limited to; null for the site key. */
     pusharyBoundExternalId: string | null
+    /** Who is asking: {@link SITE_PRINCIPAL} or a bound key's prefix. */
+    pusharyPrincipal: string
   }
 }
+
+/**
+ * The principal of requests made with the site key. A bound key's principal
+ * is its key prefix (`pk_bound_…`), so the two never collide. Recorded as who
+ * asked a decision and who received an approval link, and used to scope
+ * idempotency keys and long-poll budgets.
+ */
+export const SITE_PRINCIPAL = 'site'
 
 /** Bound-key lifetimes are clamped to this range, as on the hosted API. */
 export const BOUND_KEY_LIFETIME = { minSeconds: 60, maxSeconds: 365 * 24 * 60 * 60 } as const
@@ -48,8 +60,8 @@ export interface BoundKeys {
   }>
   list(): Promise<BoundKeyRow[]>
   revoke(keyPrefix: string): Promise<boolean>
-  /** The customer of an active, unexpired bound key, else null. */
-  authenticate(presented: string): Promise<string | null>
+  /** The customer and prefix of an active, unexpired bound key, else null. */
+  authenticate(presented: string): Promise<{ externalId: string; keyPrefix: string } | null>
 }
 
 function digest(value: string): Buffer {
@@ -143,7 +155,7 @@ export function createBoundKeys(db: Client, now: () => number): BoundKeys {
         sql: 'UPDATE bound_keys SET last_used_at = ? WHERE key_prefix = ?',
         args: [iso(nowMs), prefix],
       })
-      return String(row.bound_external_id)
+      return { externalId: String(row.bound_external_id), keyPrefix: prefix }
     },
   }
 }
@@ -163,6 +175,7 @@ export function authenticateKey(siteKey: () => string, keys: BoundKeys): Middlew
     const presented = match?.[1]?.trim() ?? ''
     if (presented !== '' && timingSafeEqual(digest(presented), digest(siteKey()))) {
       c.set('pusharyBoundExternalId', null)
+      c.set('pusharyPrincipal', SITE_PRINCIPAL)
       return next()
     }
     const bound = presented === '' ? null : await keys.authenticate(presented)
@@ -170,7 +183,8 @@ export function authenticateKey(siteKey: () => string, keys: BoundKeys): Middlew
       c.header('WWW-Authenticate', 'Bearer')
       return apiError(c, 401, 'unauthorized', 'Invalid or missing API key (Authorization: Bearer <key>).')
     }
-    c.set('pusharyBoundExternalId', bound)
+    c.set('pusharyBoundExternalId', bound.externalId)
+    c.set('pusharyPrincipal', bound.keyPrefix)
     return next()
   }
 }
@@ -183,6 +197,16 @@ export function authenticateKey(siteKey: () => string, keys: BoundKeys): Middlew
  */
 export function boundExternalIdOf(c: Context): string | null {
   return c.get('pusharyBoundExternalId') ?? null
+}
+
+/**
+ * Who the request's key is: {@link SITE_PRINCIPAL} or the bound key's prefix.
+ *
+ * @example
+ * const askedBy = principalOf(c)
+ */
+export function principalOf(c: Context): string {
+  return c.get('pusharyPrincipal') ?? SITE_PRINCIPAL
 }
 
 // Decoded as Hono decodes a route parameter, so this check and the route
@@ -200,13 +224,11 @@ function outsideScope(c: Context, what: string): Response {
   return apiError(c, 403, 'forbidden', `This key is bound to one customer and ${what}.`)
 }
 
-async function bodyExternalId(c: Context): Promise<unknown> {
+async function bodyField(c: Context, field: 'externalId' | 'approvalUrl'): Promise<unknown> {
   // Hono caches the body text, so the route reads the same bytes afterwards.
   try {
     const value = JSON.parse(await c.req.text()) as unknown
-    return typeof value === 'object' && value !== null
-      ? (value as Record<string, unknown>).externalId
-      : undefined
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : undefined
   } catch {
     return undefined
   }
@@ -230,7 +252,15 @@ export function enforceKeyScope(
     const path = c.req.path.replace(/^\/api\/v1\/server/, '')
     const decisionMatch = /^\/decisions\/([^/]+)(\/deliveries)?$/.exec(path)
     if (path === '/decisions' && method === 'POST') {
-      if ((await bodyExternalId(c)) !== bound) return outsideScope(c, 'can create decisions only for it')
+      if ((await bodyField(c, 'externalId')) !== bound) {
+        return outsideScope(c, 'can create decisions only for it')
+      }
+      // An approval link answers the decision: whoever holds it is the
+      // reviewer. Handed to the key that asked (on a create or on a replay of
+      // one), it would let the asker approve its own request.
+      if ((await bodyField(c, 'approvalUrl')) === true) {
+        return outsideScope(c, 'never receives approval links (a bound key cannot answer)')
+      }
       return next()
     }
     if (path === '/decisions' && method === 'GET') {
@@ -241,6 +271,8 @@ export function enforceKeyScope(
     if (decisionMatch !== null) {
       if (method === 'POST' && decisionMatch[2] === undefined)
         return outsideScope(c, 'cannot answer decisions')
+      // Deliveries name the application's callback URL; the customer's key needs none of it.
+      if (decisionMatch[2] !== undefined) return outsideScope(c, 'cannot read callback deliveries')
       const decision = await getDecision(routeParam(decisionMatch[1] ?? ''))
       if (decision !== null && decision.externalId !== bound) {
         return outsideScope(c, "cannot read or cancel another customer's decision")
@@ -248,7 +280,8 @@ export function enforceKeyScope(
       return next()
     }
     if (path === '/enroll' && method === 'POST') {
-      if ((await bodyExternalId(c)) !== bound) return outsideScope(c, 'can enrol devices only for it')
+      if ((await bodyField(c, 'externalId')) !== bound)
+        return outsideScope(c, 'can enrol devices only for it')
       return next()
     }
     if (path === '/reachability' && method === 'GET') {

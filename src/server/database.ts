@@ -42,7 +42,8 @@ const SCHEMA: readonly string[] = [
     expires_ms INTEGER NOT NULL,
     answered_at TEXT,
     value TEXT,
-    answer_source TEXT
+    answer_source TEXT,
+    asked_by TEXT
   )`,
   'CREATE INDEX IF NOT EXISTS decisions_status_expires ON decisions (status, expires_ms)',
   'CREATE INDEX IF NOT EXISTS decisions_external_id ON decisions (external_id, seq)',

@@ -40,3 +40,36 @@ export function decisionJson(d: DecisionRecord, deliveries?: CallbackDelivery[])
     ...(deliveries ? { deliveries: deliveries as unknown as Record<string, unknown>[] } : {}),
   }
 }
+
+// The fields the hosted API declares for `GET /decisions/:id`: enough for the
+// customer's agent to learn its answer.
+const BOUND_KEY_FIELDS = [
+  'decisionId',
+  'status',
+  'answered',
+  'value',
+  'type',
+  'question',
+  'options',
+  'externalId',
+  'context',
+  'createdAt',
+  'answeredAt',
+  'expiresAt',
+] as const
+
+/**
+ * A decision as a bound key reads it (one or in a list): only the hosted
+ * API's declared fields. The local extras name the application's side of
+ * the decision, its callback URL (in `deliveries`) and what a permit binds
+ * (tool, target, parameters, presentation), none of which the customer's
+ * agent needs, and a site-created decision for the customer carries them too.
+ *
+ * @example
+ * return c.json(boundKeyView(decisionJson(decision)))
+ */
+export function boundKeyView(json: Record<string, unknown>): Record<string, unknown> {
+  const view: Record<string, unknown> = {}
+  for (const field of BOUND_KEY_FIELDS) view[field] = json[field] ?? null
+  return view
+}

@@ -10,6 +10,7 @@ import type { createDecisionInputSchema } from '../pushary/decision-schemas.js'
 import { answerPusharyQuestion } from '../pushary/question.js'
 import { isStorableText, STORABLE_TEXT_MESSAGE } from '../pushary/text-rules.js'
 import type { DecisionReach } from '../pushary/wire-responses.js'
+import { SITE_PRINCIPAL } from './bound-keys.js'
 import type { CallbackOutbox } from './callbacks-outbox.js'
 import type { DecisionEvents } from './decision-events.js'
 import {
@@ -44,7 +45,8 @@ export type CancelOutcome =
 
 /** Everything the routes and the reviewer page call. */
 export interface DecisionService {
-  create(input: ParsedDecisionInput): Promise<CreateOutcome>
+  /** `askedBy` is `site` (the default) or a bound key's prefix: who asked, and the scope of its idempotency key. */
+  create(input: ParsedDecisionInput, askedBy?: string): Promise<CreateOutcome>
   /** Reads a decision, expiring it first when its deadline has passed. */
   get(decisionId: string): Promise<DecisionRecord | null>
   list(filter: DecisionListFilter): Promise<DecisionRecord[]>
@@ -69,6 +71,17 @@ interface ServiceDeps {
   publicUrl: string
   sandbox: boolean
   onError: (error: unknown) => void
+}
+
+/**
+ * The idempotency key as stored: each key that asks has its own namespace,
+ * so one key can neither replay nor learn of (by a 409) another's request.
+ * The site key's keys are stored as given, as before keys were scoped; a
+ * bound key's are prefixed with its key prefix and NUL, which a caller's key
+ * cannot contain (`storableString`), so no two scopes can meet.
+ */
+function scopedIdempotencyKey(askedBy: string, key: string): string {
+  return askedBy === SITE_PRINCIPAL ? key : `${askedBy}\u0000${key}`
 }
 
 /**
@@ -215,8 +228,10 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
   } as const
 
   const service: DecisionService = {
-    async create(input) {
+    async create(input, askedBy = SITE_PRINCIPAL) {
       const nowMs = deps.now()
+      const idempotencyKey =
+        input.idempotencyKey === undefined ? null : scopedIdempotencyKey(askedBy, input.idempotencyKey)
       const type = input.type ?? 'confirm'
       const content = {
         type,
@@ -238,8 +253,7 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
       const reach = input.externalId === undefined ? null : await reachability(input.externalId)
       if (input.requireReachable === true && !reach?.reachable) {
         // A repeated key still returns the decision it already created.
-        const prior =
-          input.idempotencyKey === undefined ? null : await repo.getByIdempotencyKey(input.idempotencyKey)
+        const prior = idempotencyKey === null ? null : await repo.getByIdempotencyKey(idempotencyKey)
         if (prior !== null) {
           if (!sameRequest(prior, digest)) return KEY_REUSED
           return { status: 'idempotent', decision: await expireIfOverdue(prior), reach }
@@ -258,8 +272,9 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
         decisionId: `dec_${randomBytes(12).toString('hex')}`,
         callbackUrl: input.callbackUrl ?? null,
         sandboxOutcome: input.sandboxOutcome ?? null,
-        idempotencyKey: input.idempotencyKey ?? null,
+        idempotencyKey,
         requestDigest: digest,
+        askedBy,
         createdMs: nowMs,
         expiresMs: nowMs + (input.expiresInSeconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000,
       })

@@ -20,11 +20,14 @@ import { groupByTurns } from './turn-groups.js'
 export interface NewDecision extends DecisionContent {
   email: string | null
   sandboxOutcome: 'approve' | 'deny' | 'no_answer' | null
+  /** Already scoped to the asking key (`decision-service.ts`). */
   idempotencyKey: string | null
   /** Digest of the request content the idempotency key is bound to (`request-digest.ts`). */
   requestDigest: string | null
   createdMs: number
   expiresMs: number
+  /** Who asked: `site` or a bound key's prefix (`bound-keys.ts`). */
+  askedBy: string
 }
 
 /** A stored decision plus the columns only the service needs. */
@@ -33,6 +36,8 @@ export interface DecisionRecord extends StoredDecision {
   email: string | null
   /** Null for a row written before digests were stored. */
   requestDigest: string | null
+  /** Who asked; null for a row written before it was recorded (the site key then). */
+  askedBy: string | null
   expiresMs: number
   seq: number
 }
@@ -109,6 +114,7 @@ const TEXT_COLUMNS = [
   'answered_at',
   'value',
   'answer_source',
+  'asked_by',
 ] as const
 const COLUMNS = ['seq', 'created_ms', 'expires_ms', ...TEXT_COLUMNS.map(exactColumn)].join(', ')
 
@@ -154,6 +160,7 @@ function toRecord(row: Row): DecisionRecord {
     sandboxOutcome: text(row, 'sandbox_outcome') as DecisionRecord['sandboxOutcome'],
     email: text(row, 'email'),
     requestDigest: text(row, 'request_digest'),
+    askedBy: text(row, 'asked_by'),
   }
 }
 
@@ -208,6 +215,7 @@ export function createDecisionsRepo(db: Client): DecisionsRepo {
       sandbox_outcome: d.sandboxOutcome,
       idempotency_key: d.idempotencyKey,
       request_digest: d.requestDigest,
+      asked_by: d.askedBy,
       created_at: iso(d.createdMs),
       created_ms: d.createdMs,
       expires_at: iso(d.expiresMs),

@@ -8,7 +8,7 @@ import { PusharyDevServerError } from './dev-server-error.js'
 import { hashToken } from './enrollment-repo.js'
 
 /** The schema version this code writes. */
-export const SERVICE_SCHEMA_VERSION = 3
+export const SERVICE_SCHEMA_VERSION = 4
 
 // Version 3. `IF NOT EXISTS`, so a fresh file and an upgraded one end alike.
 const PLATFORM_TABLES: readonly string[] = [
@@ -45,7 +45,8 @@ const PLATFORM_TABLES: readonly string[] = [
     token_hash TEXT PRIMARY KEY,
     decision_id TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    expires_ms INTEGER NOT NULL
+    expires_ms INTEGER NOT NULL,
+    issued_to TEXT
   )`,
 ]
 
@@ -63,6 +64,11 @@ async function columnsOf(db: { execute(sql: string): Promise<ResultSet> }, table
  * compared by their stored fields). Version 3 adds the platform tables:
  * bound keys, policy authorizations, permits with their receipts, and
  * decision-bound approval links (secrets stored as SHA-256 digests).
+ * Version 4 records who asked (`decisions.asked_by`) and who received each
+ * approval link (`approval_links.issued_to`): `site` or a bound key's
+ * prefix. Older rows keep NULL: an older link's holder is unknown, so the
+ * link page refuses it (fail closed), and an older decision reads as asked
+ * by the site key, whose idempotency keys were stored unscoped.
  *
  * @example
  * await migrateServiceDatabase(db)
@@ -109,7 +115,13 @@ export async function migrateServiceDatabase(db: Client): Promise<void> {
     if (decisionColumns.length > 0 && !decisionColumns.includes('request_digest')) {
       await tx.execute('ALTER TABLE decisions ADD COLUMN request_digest TEXT')
     }
+    if (decisionColumns.length > 0 && !decisionColumns.includes('asked_by')) {
+      await tx.execute('ALTER TABLE decisions ADD COLUMN asked_by TEXT')
+    }
     for (const statement of PLATFORM_TABLES) await tx.execute(statement)
+    if (!(await columnsOf(tx, 'approval_links')).includes('issued_to')) {
+      await tx.execute('ALTER TABLE approval_links ADD COLUMN issued_to TEXT')
+    }
     await tx.execute(`PRAGMA user_version = ${SERVICE_SCHEMA_VERSION}`)
     await tx.commit()
   } finally {
