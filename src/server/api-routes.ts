@@ -22,7 +22,7 @@ import {
   SITE_PRINCIPAL,
 } from './bound-keys.js'
 import type { CallbackOutbox } from './callbacks-outbox.js'
-import type { SlotLimiter } from './connection-limits.js'
+import type { LongPollBudget } from './connection-limits.js'
 import type { DecisionEvents } from './decision-events.js'
 import { boundKeyView, decisionJson } from './decision-json.js'
 import type { DecisionService } from './decision-service.js'
@@ -42,8 +42,8 @@ export interface ApiRouteDeps {
   publicUrl: string
   now: () => number
   apiKey: () => string
-  /** Caps long-polls held at once per API key. */
-  longPolls: SlotLimiter
+  /** Caps long-polls held at once per API key and per bound customer. */
+  longPolls: LongPollBudget
   /** Null when the service may call this callback URL, else why not (`callback-address.ts`). */
   checkCallbackUrl: (url: string) => Promise<string | null>
   webhookSecret: { get(): Promise<string>; rotate(): Promise<string> }
@@ -215,7 +215,7 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
   ): Promise<DecisionRecord | null> {
     const seconds = Math.min(PUSHARY_LIMITS.longPollMaxSeconds, Math.max(0, input.timeoutSeconds ?? 55))
     if (created.status !== 'pending' || seconds === 0) return created
-    const release = deps.longPolls.acquire(deps.apiKey())
+    const release = deps.longPolls.acquire(principalOf(c), boundExternalIdOf(c))
     if (release === null) return null
     const stop = new AbortController()
     try {
@@ -267,7 +267,7 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
     }
     // Each held long-poll keeps a socket open; past the cap the caller is told
     // to come back rather than starving everyone else of connections.
-    const release = waitSeconds > 0 ? deps.longPolls.acquire(deps.apiKey()) : () => {}
+    const release = waitSeconds > 0 ? deps.longPolls.acquire(principalOf(c), boundExternalIdOf(c)) : () => {}
     if (release === null) {
       c.header('Retry-After', '1')
       return apiError(

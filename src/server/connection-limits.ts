@@ -1,8 +1,8 @@
 /**
  * Limits that keep one client from starving the others: socket timeouts and a
  * connection cap for the HTTP server, and counted slots for the requests that
- * hold a connection open on purpose (long-polls per API key, event streams
- * per device).
+ * hold a connection open on purpose (long-polls per API key and per bound
+ * customer, event streams per device).
  */
 
 /**
@@ -37,8 +37,14 @@ export interface PusharyDevServerLimits {
   requestTimeoutMs?: number
   /** Idle keep-alive sockets are closed after this. Default 5 000 ms. */
   keepAliveTimeoutMs?: number
-  /** Long-polls (`GET /decisions/:id?wait=`) held at once per API key; more get 429. Default 256. */
+  /**
+   * Long-polls (`GET /decisions/:id?wait=`, and creates with `wait: true`)
+   * held at once per API key; more get 429. The site key and each bound key
+   * have their own budget. Default 256.
+   */
   maxLongPollsPerKey?: number
+  /** Long-polls held at once by all the bound keys of one customer; more get 429. Default `maxLongPollsPerKey`. */
+  maxLongPollsPerCustomer?: number
   /** Reviewer event streams open at once per device; more get 429. Default 4. */
   maxStreamsPerDevice?: number
 }
@@ -65,6 +71,7 @@ export function resolveLimits(limits: PusharyDevServerLimits = {}): ResolvedLimi
     requestTimeoutMs: Math.max(headersTimeoutMs, limits.requestTimeoutMs ?? 30_000),
     keepAliveTimeoutMs: limits.keepAliveTimeoutMs ?? 5_000,
     maxLongPollsPerKey: limits.maxLongPollsPerKey ?? 256,
+    maxLongPollsPerCustomer: limits.maxLongPollsPerCustomer ?? limits.maxLongPollsPerKey ?? 256,
     maxStreamsPerDevice: limits.maxStreamsPerDevice ?? 4,
   }
 }
@@ -106,6 +113,49 @@ export function createSlotLimiter(max: number): SlotLimiter {
       }
     },
     held: (key) => counts.get(key) ?? 0,
+  }
+}
+
+/**
+ * Long-poll slots of the API: each key (the site key, each bound key) has
+ * its own budget, and the bound keys of one customer share one more, so a
+ * key holding all of its long-polls never makes another key (or another
+ * customer's) get 429.
+ *
+ * @example
+ * const release = budget.acquire(principalOf(c), boundExternalIdOf(c))
+ * if (release === null) return tooManyWaits(c)
+ */
+export interface LongPollBudget {
+  /** A release function, or null when the key or its customer is at its cap. `customer` is null for the site key. */
+  acquire(principal: string, customer: string | null): (() => void) | null
+}
+
+/**
+ * Creates the {@link LongPollBudget} of one service.
+ *
+ * @example
+ * const longPolls = createLongPollBudget(resolveLimits())
+ */
+export function createLongPollBudget(
+  limits: Pick<ResolvedLimits, 'maxLongPollsPerKey' | 'maxLongPollsPerCustomer'>,
+): LongPollBudget {
+  const perKey = createSlotLimiter(limits.maxLongPollsPerKey)
+  const perCustomer = createSlotLimiter(limits.maxLongPollsPerCustomer)
+  return {
+    acquire(principal, customer) {
+      const releaseKey = perKey.acquire(principal)
+      if (releaseKey === null || customer === null) return releaseKey
+      const releaseCustomer = perCustomer.acquire(customer)
+      if (releaseCustomer === null) {
+        releaseKey()
+        return null
+      }
+      return () => {
+        releaseCustomer()
+        releaseKey()
+      }
+    },
   }
 }
 

@@ -16,6 +16,7 @@ import { createBoundKeys } from './bound-keys.js'
 import { type CallbackAddressPolicy, createCallbackAddressCheck } from './callback-address.js'
 import { type CallbackRetryOptions, createCallbackOutbox } from './callbacks-outbox.js'
 import {
+  createLongPollBudget,
   createSlotLimiter,
   limitConnectionsPerClient,
   type PusharyDevServerLimits,
@@ -263,7 +264,7 @@ export async function createPusharyDevServer(
       publicUrl,
       now,
       apiKey: () => apiKey,
-      longPolls: createSlotLimiter(limits.maxLongPollsPerKey),
+      longPolls: createLongPollBudget(limits),
       checkCallbackUrl,
       webhookSecret: {
         get: async () => webhookSecret,
