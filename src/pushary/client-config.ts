@@ -1,6 +1,7 @@
 import type { z } from 'zod/v4'
 import { type PusharyValidationCode, PusharyValidationError } from './errors.js'
 import { idSchema } from './identity.js'
+import { findReservedKey, RESERVED_KEY_MESSAGE } from './reserved-keys.js'
 
 /**
  * API root of the hosted service; the client's default `baseUrl`.
@@ -27,7 +28,9 @@ export function invalid(
 }
 
 /**
- * Parses with a schema, mapping the first failing field to a closed error code.
+ * Parses with a schema, mapping the first failing field to a closed error
+ * code. A key JavaScript treats specially (`__proto__`, `constructor`,
+ * `prototype`) is refused by name first: the schema would drop it silently.
  *
  * @example
  * const body = parseWith(createDecisionInputSchema, input, 'decisions.create', decisionInputCode)
@@ -39,6 +42,12 @@ export function parseWith<Schema extends z.ZodType>(
   codeFor: (field: string) => PusharyValidationCode,
   fieldPrefix?: string,
 ): z.output<Schema> {
+  const reserved = findReservedKey(value)
+  if (reserved !== null) {
+    const path = reserved.map(String)
+    const field = [fieldPrefix, ...path].filter((part) => part !== undefined && part !== '').join('.')
+    invalid(operation, codeFor(path[0] ?? ''), field, `"${path.at(-1)}" ${RESERVED_KEY_MESSAGE}`)
+  }
   const parsed = schema.safeParse(value)
   if (parsed.success) return parsed.data
   const first = parsed.error.issues[0]?.path[0]

@@ -5,7 +5,14 @@
  */
 import type { Context } from 'hono'
 import type { z } from 'zod/v4'
+import { findReservedKey, RESERVED_KEY_MESSAGE } from '../pushary/reserved-keys.js'
 import { apiError } from './api-errors.js'
+
+/**
+ * Issues listed in a 400 body; the rest are counted. A small body with
+ * thousands of wrong items would otherwise be answered with megabytes.
+ */
+export const MAX_LISTED_ISSUES = 10
 
 function fieldOf(path: readonly PropertyKey[]): string {
   return path.map(String).join('.')
@@ -22,7 +29,12 @@ export function invalid(c: Context, field: string, message: string, issues?: rea
   return apiError(c, 400, 'invalid_request', sentence, {
     field,
     ...(issues
-      ? { issues: issues.map((i) => ({ code: i.code, path: i.path.map(String), message: i.message })) }
+      ? {
+          issues: issues
+            .slice(0, MAX_LISTED_ISSUES)
+            .map((i) => ({ code: i.code, path: i.path.map(String), message: i.message })),
+          ...(issues.length > MAX_LISTED_ISSUES ? { moreIssues: issues.length - MAX_LISTED_ISSUES } : {}),
+        }
       : {}),
   })
 }
@@ -43,7 +55,8 @@ export function invalidFromZod(c: Context, error: z.ZodError, prefix = '') {
 export type JsonBody = { ok: true; value: Record<string, unknown> } | { ok: false; response: Response }
 
 /**
- * Reads the body as one JSON object (an empty body reads as `{}`).
+ * Reads the body as one JSON object (an empty body reads as `{}`), refusing
+ * a key JavaScript treats specially (`reserved-keys.ts`) anywhere in it.
  *
  * @example
  * const body = await readJsonObject(c)
@@ -63,6 +76,12 @@ export async function readJsonObject(c: Context): Promise<JsonBody> {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { ok: false, response: invalid(c, '', 'the body must be a JSON object') }
+  }
+  // Before any schema: a schema would drop `__proto__` without a word.
+  const reserved = findReservedKey(value)
+  if (reserved !== null) {
+    const message = `"${String(reserved.at(-1))}" ${RESERVED_KEY_MESSAGE}`
+    return { ok: false, response: invalid(c, fieldOf(reserved), message) }
   }
   return { ok: true, value: value as Record<string, unknown> }
 }
