@@ -1,4 +1,4 @@
-import type { Writable } from 'node:stream'
+import { Writable } from 'node:stream'
 import { CommandArgsError } from './args.js'
 
 /**
@@ -80,4 +80,39 @@ const UNSAFE_FOR_TERMINAL =
  */
 export function terminalSafe(text: string): string {
   return text.replace(UNSAFE_FOR_TERMINAL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/**
+ * Text of several lines, safe to print: each line goes through
+ * {@link terminalSafe}, only the line breaks written by the command stay.
+ *
+ * @example
+ * io.stdout.write(terminalLines(`${header}\n${row}\n`))
+ */
+export function terminalLines(text: string): string {
+  return text.split('\n').map(terminalSafe).join('\n')
+}
+
+function terminalStream(target: Writable): Writable {
+  return new Writable({
+    decodeStrings: false,
+    write(chunk: unknown, _encoding, done) {
+      target.write(terminalLines(String(chunk)))
+      done()
+    },
+  })
+}
+
+/**
+ * The command's streams with every line put through {@link terminalSafe}, for
+ * commands that print what they read from a database or a request: a
+ * tampered row, a customer ID or an error text can then never move the
+ * cursor, rewrite the screen or forge a line, wherever it is printed.
+ *
+ * @example
+ * const out = terminalIo(io)
+ * out.stdout.write(`${device.externalId}\n`)
+ */
+export function terminalIo(io: CommandIo): CommandIo {
+  return { stdout: terminalStream(io.stdout), stderr: terminalStream(io.stderr) }
 }

@@ -9,7 +9,7 @@ import { idSchema } from '../pushary/identity.js'
 import { type CallbackDelivery, redactUrl } from '../server/callbacks-outbox.js'
 import { DEFAULT_DB_PATH } from '../server/database.js'
 import { parseCommandArgv } from './args.js'
-import { type CommandIo, type ParsedCommand, parsedCommand } from './command-io.js'
+import { type CommandIo, type ParsedCommand, parsedCommand, terminalIo, terminalSafe } from './command-io.js'
 import { runServiceDbCommand } from './service-db-command.js'
 
 const USAGE = `Usage:
@@ -124,13 +124,19 @@ function printText(deliveries: readonly ListedDelivery[], io: CommandIo): void {
     return
   }
   for (const delivery of deliveries) {
-    io.stdout.write(
-      `${delivery.decisionId}  ${delivery.event}  ${delivery.state}  ${delivery.attempts} attempt(s)  ${delivery.url}\n`,
-    )
+    // Each stored value is escaped on its own, so a newline in one cannot start a forged line.
+    const row = [
+      delivery.decisionId,
+      delivery.event,
+      delivery.state,
+      `${delivery.attempts} attempt(s)`,
+      delivery.url,
+    ]
+    io.stdout.write(`${row.map(terminalSafe).join('  ')}\n`)
     for (const attempt of delivery.history) {
       const answer = attempt.statusCode === null ? 'no response' : `HTTP ${attempt.statusCode}`
       io.stdout.write(
-        `  #${attempt.attempt}  ${attempt.at}  ${answer}${attempt.ok ? '  delivered' : ''}${attempt.error ? `  ${JSON.stringify(attempt.error)}` : ''}\n`,
+        `  #${attempt.attempt}  ${terminalSafe(attempt.at)}  ${answer}${attempt.ok ? '  delivered' : ''}${attempt.error ? `  ${terminalSafe(JSON.stringify(attempt.error))}` : ''}\n`,
       )
     }
     if (delivery.history.some((attempt) => attempt.statusCode === 401)) {
@@ -138,7 +144,7 @@ function printText(deliveries: readonly ListedDelivery[], io: CommandIo): void {
         "  401: the receiver refused the signature; its PUSHARY_WEBHOOK_SECRET is not this service's webhook secret\n",
       )
     }
-    if (delivery.nextAttemptAt) io.stdout.write(`  next attempt ${delivery.nextAttemptAt}\n`)
+    if (delivery.nextAttemptAt) io.stdout.write(`  next attempt ${terminalSafe(delivery.nextAttemptAt)}\n`)
   }
 }
 
@@ -149,7 +155,9 @@ function printText(deliveries: readonly ListedDelivery[], io: CommandIo): void {
  * @example
  * process.exitCode = await runDeliveriesCommand(['list', '--db', '.pushary/dev.db'], { stdout: process.stdout, stderr: process.stderr })
  */
-export async function runDeliveriesCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+export async function runDeliveriesCommand(argv: readonly string[], terminal: CommandIo): Promise<number> {
+  // Every row is read from a database file that may have been written by anyone.
+  const io = terminalIo(terminal)
   return runServiceDbCommand('deliveries', USAGE, parseArgs(argv), io, async (db, args) => {
     const deliveries = await listDeliveries(db, args)
     if (args.json) io.stdout.write(`${JSON.stringify(deliveries)}\n`)

@@ -10,7 +10,7 @@ import { DEFAULT_DB_PATH } from '../server/database.js'
 import { createPusharyDevServer, type PusharyDevServerOptions } from '../server/dev-server.js'
 import { isPusharyDevServerError, PusharyDevServerError } from '../server/dev-server-error.js'
 import { CommandArgsError, parseCommandArgv } from './args.js'
-import type { CommandIo } from './command-io.js'
+import { type CommandIo, terminalIo, terminalSafe } from './command-io.js'
 
 const USAGE = `Usage: pushary-mastra dev [options]
 
@@ -136,7 +136,9 @@ async function printQr(io: CommandIo, text: string): Promise<void> {
  * @example
  * process.exitCode = await runDevCommand(['--port', '0'], { stdout: process.stdout, stderr: process.stderr })
  */
-export async function runDevCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+export async function runDevCommand(argv: readonly string[], terminal: CommandIo): Promise<number> {
+  // Customer IDs, links and errors reach this terminal from requests.
+  const io = terminalIo(terminal)
   let parsed: ParsedArgs
   try {
     parsed = parseDevArgs(argv)
@@ -174,7 +176,7 @@ export async function runDevCommand(argv: readonly string[], io: CommandIo): Pro
       dbPath,
       onEnrollmentLink: (link) => {
         io.stdout.write(
-          `\nEnrolment link for ${JSON.stringify(link.externalId)} (single use, ${Math.round(link.expiresInSeconds / 60)} min):\n  ${link.universalLink}\n`,
+          `\nEnrolment link for ${terminalSafe(JSON.stringify(link.externalId))} (single use, ${Math.round(link.expiresInSeconds / 60)} min):\n  ${terminalSafe(link.universalLink)}\n`,
         )
         void printQr(io, link.universalLink)
       },

@@ -8,7 +8,7 @@ import { parseExternalId } from '../pushary/identity.js'
 import { DEFAULT_DB_PATH } from '../server/database.js'
 import { createEnrollmentRepo } from '../server/enrollment-repo.js'
 import { CommandArgsError, parseCommandArgv } from './args.js'
-import { type CommandIo, type ParsedCommand, parsedCommand } from './command-io.js'
+import { type CommandIo, type ParsedCommand, parsedCommand, terminalIo, terminalSafe } from './command-io.js'
 import { runServiceDbCommand } from './service-db-command.js'
 
 const USAGE = `Usage:
@@ -77,7 +77,9 @@ function parseArgs(argv: readonly string[]): ParsedCommand<DevicesArgs> {
  * @example
  * process.exitCode = await runDevicesCommand(['list', '--db', '.pushary/dev.db'], { stdout: process.stdout, stderr: process.stderr })
  */
-export async function runDevicesCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+export async function runDevicesCommand(argv: readonly string[], terminal: CommandIo): Promise<number> {
+  // Every row is read from a database file that may have been written by anyone.
+  const io = terminalIo(terminal)
   return runServiceDbCommand('devices', USAGE, parseArgs(argv), io, async (db, args) => {
     const repo = createEnrollmentRepo(db)
     if (args.action === 'list') {
@@ -91,17 +93,23 @@ export async function runDevicesCommand(argv: readonly string[], io: CommandIo):
       } else {
         io.stdout.write('DEVICE ID         CUSTOMER  ENROLLED  LAST SEEN\n')
         for (const device of devices) {
-          // JSON quoting keeps odd customer IDs (spaces, control characters) visible and on one line.
-          io.stdout.write(
-            `${device.deviceId}  ${JSON.stringify(device.externalId)}  ${device.createdAt}  ${device.lastSeenAt}\n`,
-          )
+          // JSON quoting keeps odd customer IDs (spaces) visible; the terminal
+          // rule escapes each value on its own, so a newline or escape
+          // sequence stored in any of them is shown, never obeyed.
+          const row = [
+            device.deviceId,
+            JSON.stringify(device.externalId),
+            device.createdAt,
+            device.lastSeenAt,
+          ]
+          io.stdout.write(`${row.map(terminalSafe).join('  ')}\n`)
         }
       }
       return 0
     }
     if (args.externalId !== undefined) {
       const count = await repo.revokeDevicesOf(args.externalId)
-      io.stdout.write(`Revoked ${count} device(s) of ${JSON.stringify(args.externalId)}.\n`)
+      io.stdout.write(`Revoked ${count} device(s) of ${terminalSafe(JSON.stringify(args.externalId))}.\n`)
       return count > 0 ? 0 : 1
     }
     const outcome = await repo.revokeDevice(args.deviceId ?? '')

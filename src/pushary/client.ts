@@ -16,7 +16,7 @@ import {
   createDecisionInputSchema,
 } from './decision-schemas.js'
 import { createPusharyTransport, type PusharyFetch } from './http.js'
-import { idSchema } from './identity.js'
+import { customerIdSchema, idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { createPlatformCalls, type PusharyPlatformCalls } from './platform-client.js'
 import { type DecisionStatus, decisionStatusSchema } from './question.js'
@@ -237,7 +237,7 @@ export function createPusharyClient(options: PusharyClientOptions = {}): Pushary
     },
     async enroll(externalId, call = {}) {
       const operation = 'enroll'
-      const id = parseWith(idSchema, externalId, operation, () => 'invalid_external_id', 'externalId')
+      const id = parseWith(customerIdSchema, externalId, operation, () => 'invalid_external_id', 'externalId')
       return transport.send({
         operation,
         method: 'POST',

@@ -1,6 +1,6 @@
 import { z } from 'zod/v4'
 import { refineDisplayedText } from './display-text.js'
-import { idSchema } from './identity.js'
+import { customerIdSchema, idSchema } from './identity.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { decisionTypeSchema } from './question.js'
 import { httpUrlSchema, storableString } from './text-rules.js'
@@ -82,7 +82,7 @@ const decisionInputShape = {
   options: z.array(storableString()).optional(),
   placeholder: storableString().optional(),
   context: storableString().max(L.contextMax).optional(),
-  externalId: nonBlankText().optional(),
+  externalId: customerIdSchema.optional(),
   email: nonBlankText().optional(),
   callbackUrl: httpUrlSchema.optional(),
   agentName: storableString().optional(),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { isDisplayedTextExact } from './display-text.js'
 import { PusharyValidationError } from './errors.js'
 import { PUSHARY_LIMITS } from './limits.js'
 import { storableString } from './text-rules.js'
@@ -17,15 +18,69 @@ export const idSchema = storableString().refine((value) => value.trim().length >
   message: 'an identifier cannot be blank',
 })
 
+/** Message of the customer-ID text rule. */
+export const CUSTOMER_ID_TEXT_MESSAGE =
+  'a customer ID must not contain control characters (U+0000–U+001F but tab and line feed, U+007F–U+009F), bidirectional controls or invisible characters'
+
+// C0 controls but tab and line feed (whitespace is kept byte for byte, and
+// the terminal rule shows it), DEL and C1: ESC and CSI drive a terminal, CR
+// overwrites the line it is on.
+function hasTerminalControl(value: string): boolean {
+  for (let index = 0; index < value.length; index += 1) {
+    const unit = value.charCodeAt(index)
+    if ((unit <= 0x1f && unit !== 0x09 && unit !== 0x0a) || (unit >= 0x7f && unit <= 0x9f)) return true
+  }
+  return false
+}
+
+/**
+ * True when a customer ID can be shown as it reads: no C0 control (but tab
+ * and line feed), DEL or C1 control, and nothing the displayed-text rule
+ * refuses (bidi controls, invisible characters). A customer ID reaches the reviewer page, the `dev` terminal
+ * and `devices list`; `cust\u202Eomer` or a C1 CSI there shows one person's
+ * name for another's, or drives the terminal.
+ *
+ * @example
+ * isCustomerIdText('customer_1') // true
+ * isCustomerIdText('victim\u202Eevil') // false
+ */
+export function isCustomerIdText(value: string): boolean {
+  return !hasTerminalControl(value) && isDisplayedTextExact(value)
+}
+
+/**
+ * An {@link idSchema} that passes {@link isCustomerIdText}, of any length:
+ * a customer ID as the client sends it (the hosted API publishes no length
+ * limit).
+ *
+ * @example
+ * customerIdSchema.parse('customer_1') // 'customer_1'
+ */
+export const customerIdSchema = idSchema.refine(isCustomerIdText, { message: CUSTOMER_ID_TEXT_MESSAGE })
+
 /**
  * The customer-ID rule: an {@link idSchema} of at most 256 UTF-16 code units
- * (JavaScript `.length`, so one emoji counts as two).
+ * (JavaScript `.length`, so one emoji counts as two). What stores read back;
+ * a new customer ID is also held to {@link externalIdInputSchema}.
  *
  * @example
  * externalIdSchema.parse('customer_1') // 'customer_1'
  */
 export const externalIdSchema = idSchema.refine((value) => value.length <= PUSHARY_LIMITS.externalIdMax, {
   message: `externalId must be at most ${PUSHARY_LIMITS.externalIdMax} UTF-16 code units`,
+})
+
+/**
+ * A customer ID as the local service takes it in (decisions, `/enroll`,
+ * reachability, lists): {@link externalIdSchema} and
+ * {@link isCustomerIdText}, one rule for every route. Rows stored before the
+ * text rule are still read with {@link externalIdSchema}.
+ *
+ * @example
+ * externalIdInputSchema.safeParse('victim\u202Eevil').success // false
+ */
+export const externalIdInputSchema = externalIdSchema.refine(isCustomerIdText, {
+  message: CUSTOMER_ID_TEXT_MESSAGE,
 })
 
 /**

@@ -6,7 +6,7 @@
  */
 import { type Context, Hono } from 'hono'
 import { z } from 'zod/v4'
-import { externalIdSchema } from '../pushary/identity.js'
+import { externalIdInputSchema, externalIdSchema } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
 import { decisionStatusSchema } from '../pushary/question.js'
 import { storableString } from '../pushary/text-rules.js'
@@ -100,7 +100,9 @@ export function createApiRoutes(deps: ApiRouteDeps): Hono {
   api.post('/enroll', async (c) => {
     const body = await readJsonObject(c)
     if (!body.ok) return body.response
-    const parsed = externalIdSchema.safeParse(body.value.externalId)
+    // A new customer ID reaches the `dev` terminal and `devices list`: the
+    // same text rule as a decision's customer.
+    const parsed = externalIdInputSchema.safeParse(body.value.externalId)
     if (!parsed.success) return invalidFromZod(c, parsed.error, 'externalId')
     const { token, expiresInSeconds } = await service.enroll(parsed.data)
     const result: EnrollResult = {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPusharyClient, type PusharyClient } from '../../src/pushary/client.js'
 import { isDisplayedTextExact } from '../../src/pushary/display-text.js'
 import { isPusharyValidationError } from '../../src/pushary/errors.js'
-import { externalIdSchema, idSchema } from '../../src/pushary/identity.js'
+import { externalIdSchema, idSchema, isCustomerIdText } from '../../src/pushary/identity.js'
 import { questionTextSchema } from '../../src/pushary/question.js'
 import { isStorableText } from '../../src/pushary/text-rules.js'
 import { createPusharyDevServer, type PusharyDevServer } from '../../src/server/dev-server.js'
@@ -98,7 +98,13 @@ describe('text round-trips byte for byte or is refused up front', () => {
         const input = { externalId, question, context, idempotencyKey: `prop-${crypto.randomUUID()}` }
         const accepted = [externalId, question, context].every(isStorableText)
         const displayed = isDisplayedTextExact(question.trim()) && isDisplayedTextExact(context)
-        const usable = accepted && displayed && externalId.trim() !== '' && question.trim() !== ''
+        // A new customer ID is also refused with a control, bidi or invisible character (identity.ts).
+        const usable =
+          accepted &&
+          displayed &&
+          isCustomerIdText(externalId) &&
+          externalId.trim() !== '' &&
+          question.trim() !== ''
         const before = await decisionRows()
         if (!usable) {
           const error = await rejection(client(counter.fetch).decisions.create(input))
