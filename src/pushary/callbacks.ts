@@ -124,8 +124,17 @@ export function parseDecisionCallback(rawBody: string | Uint8Array): DecisionCal
     answeredAt: typeof record.answeredAt === 'string' && record.answeredAt !== '' ? record.answeredAt : null,
   }
   if (typeof record.context === 'string') callback.context = record.context
-  const type = decisionTypeSchema.safeParse(record.type)
-  if (type.success) callback.type = type.data
+  // Missing (or null) is the hosted callback, read as a confirm. Present but
+  // not a known type (`"CONFIRM"`, `["confirm"]`) is surfaced as unknown:
+  // dropping it would read a select or a mangled body as a confirm "yes".
+  if (record.type !== undefined && record.type !== null) {
+    const type = decisionTypeSchema.safeParse(record.type)
+    if (type.success) callback.type = type.data
+    else {
+      callback.type = 'unknown'
+      callback.rawType = typeof record.type === 'string' ? record.type : JSON.stringify(record.type)
+    }
+  }
   return callback
 }
 

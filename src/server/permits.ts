@@ -21,6 +21,13 @@ export const POLICY_AUTHORIZATION_TTL_MS = 5 * 60_000
 export const HUMAN_AUTHORIZATION_TTL_MS = 24 * 60 * 60_000
 /** Lifetime of an issued permit. */
 export const PERMIT_TTL_MS = 10 * 60_000
+/**
+ * How long after its permit expired a receipt is still taken: an action
+ * started with a valid permit may finish a little later. Past that, a
+ * receipt is refused (`expired`), so a stale or replayed report cannot
+ * rewrite what a long-dead permit did.
+ */
+export const RECEIPT_GRACE_MS = 5 * 60_000
 /** Receipt summaries are bounded; longer text is cut (by code point, so no pair is split). */
 export const RECEIPT_SUMMARY_MAX = 500
 
@@ -65,7 +72,10 @@ export type ConsumeOutcome =
     }
 
 /** Outcome of a receipt. */
-export type ReceiptOutcome = { status: 'recorded'; executionState: ExecutionState } | { status: 'not_found' }
+export type ReceiptOutcome =
+  | { status: 'recorded'; executionState: ExecutionState }
+  | { status: 'not_found' }
+  | { status: 'expired'; message: string }
 
 /** The permit operations of the local service. */
 export interface PermitService {
@@ -242,6 +252,20 @@ export function createPermitService(deps: {
     },
 
     async receipt(permitId, outcome, summary) {
+      const permit = await db.execute({
+        sql: 'SELECT expires_at FROM permits WHERE permit_id = ?',
+        args: [permitId],
+      })
+      const expiresAt = permit.rows[0]?.expires_at
+      if (expiresAt === undefined) return { status: 'not_found' }
+      const expiresMs = Date.parse(String(expiresAt))
+      // An unreadable expiry is treated as long past (fail closed).
+      if (!(deps.now() <= expiresMs + RECEIPT_GRACE_MS)) {
+        return {
+          status: 'expired',
+          message: `The permit expired at ${String(expiresAt)}; receipts are taken until ${RECEIPT_GRACE_MS / 60_000} minutes after that.`,
+        }
+      }
       // First report wins: only a permit still `running` takes an outcome.
       await db.execute({
         sql: `UPDATE permits SET execution_state = ?, receipt_summary = ?, receipt_at = ?

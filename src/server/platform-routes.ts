@@ -91,8 +91,18 @@ export function createPlatformRoutes(deps: PlatformRouteDeps): Hono {
       parsed.data.outcome,
       parsed.data.summary,
     )
-    if (outcome.status === 'not_found') return apiError(c, 404, 'not_found', 'Permit not found.')
-    return c.json({ executionState: outcome.executionState })
+    switch (outcome.status) {
+      case 'not_found':
+        return apiError(c, 404, 'not_found', 'Permit not found.')
+      case 'expired':
+        return apiError(c, 409, 'permit_expired', outcome.message)
+      case 'recorded':
+        return c.json({ executionState: outcome.executionState })
+      default: {
+        const unknown: never = outcome
+        return unknown
+      }
+    }
   })
 
   api.post('/keys', async (c) => {
