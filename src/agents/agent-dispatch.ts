@@ -47,6 +47,7 @@ export async function resumeAgentForDispatch(
           pending: outcome.pending,
           ...(outcome.discoveryError === undefined ? {} : { discoveryError: outcome.discoveryError }),
         },
+        ...(outcome.actionOutcome === undefined ? {} : { actionOutcome: outcome.actionOutcome }),
       }
     case 'unknown':
       return {
@@ -55,9 +56,16 @@ export async function resumeAgentForDispatch(
         reason: outcome.reason ?? 'no review is saved',
         ...(outcome.reasonCode ? { reasonCode: outcome.reasonCode } : {}),
       }
+    case 'duplicate':
+      return {
+        status: 'duplicate',
+        decisionId,
+        reason: outcome.reason,
+        reasonCode: outcome.reasonCode,
+        ...(outcome.actionOutcome === undefined ? {} : { actionOutcome: outcome.actionOutcome }),
+      }
     case 'pending':
     case 'busy':
-    case 'duplicate':
       return {
         status: outcome.status,
         decisionId,

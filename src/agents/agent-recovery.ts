@@ -14,6 +14,7 @@
  *   step's own resume pass is restarted first (it lands on the same decision).
  */
 
+import { recordActionOutcome } from '../resume/action-evidence.js'
 import { takeOverClaim, whileHoldingClaim } from '../resume/claim-lease.js'
 import type { PusharyDispatchResult } from '../resume/dispatch-types.js'
 import { restartRunForRecovery } from '../resume/resume-guard.js'
@@ -26,11 +27,17 @@ import type { PusharyAgentReview } from '../store/review-schema.js'
 import { AGENT_REVIEW_ASK_STEP, AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from './agent-binding.js'
 import { resumeAgentForDispatch } from './agent-dispatch.js'
 import { ensureAgentReviewWorkflow } from './agent-review-workflow.js'
+import { agentRunEnding } from './tool-call-outcome.js'
 
 /** The taken-over claim was released: nothing ran, resume normally. */
 const RELEASED = 'released'
 
-/** An uncertain review whose review run finished: the native resume returned, so it is completed. */
+/**
+ * An uncertain review whose review run finished: the run's result says what
+ * the tool did (`agentRunEnding`). Only a tool that ran settles it
+ * `completed`; a refused input is confirmed not run (`stale`); a thrown tool,
+ * or a run without that evidence, stays `uncertain` for the operator.
+ */
 async function recoverUncertain(
   context: DispatchContext,
   review: PusharyAgentReview,
@@ -39,9 +46,20 @@ async function recoverUncertain(
   const { runId } = agentWorkflowBinding(review, 'dispatcher.recover')
   const snapshot = await loadRunSnapshot(context.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
   if (snapshot?.status === 'success') {
-    const reason = 'recovered: the agent review workflow run finished (the native resume returned)'
-    await context.store.recover(decisionId, 'completed', reason)
-    return { status: 'duplicate', decisionId, reason }
+    const ending = agentRunEnding(review.kind, snapshot.result)
+    const reason = `recovered: the agent review workflow run finished; ${ending.reason}`
+    const described = {
+      decisionId,
+      reason,
+      actionOutcome: ending.outcome,
+      ...(ending.reasonCode === undefined ? {} : { reasonCode: ending.reasonCode }),
+    }
+    await recordActionOutcome(context.store, decisionId, { outcome: ending.outcome, reason })
+    if (ending.state === 'uncertain') return { status: 'uncertain', ...described }
+    await context.store.recover(decisionId, ending.state, reason)
+    return ending.state === 'completed'
+      ? { status: 'duplicate', ...described }
+      : { status: 'stale', ...described }
   }
   return {
     status: 'uncertain',
@@ -62,9 +80,14 @@ async function settleTakenOver(
     return endReview(context, decisionId, 'uncertain', 'recovery found no agent review workflow run')
   }
   if (snapshot.status === 'success') {
-    const reason = 'recovered: the agent review workflow run had finished (the native resume returned)'
+    // The native resume returned; what it did to the tool is in the run's result.
+    const ending = agentRunEnding(review.kind, snapshot.result)
+    const reason = `recovered: the agent review workflow run had finished; ${ending.reason}`
+    const action = { outcome: ending.outcome, reasonCode: ending.reasonCode }
+    if (ending.state !== 'completed') return endReview(context, decisionId, ending.state, reason, action)
+    await recordActionOutcome(context.store, decisionId, { outcome: ending.outcome, reason })
     await context.store.finish(decisionId, 'completed', reason)
-    return { status: 'duplicate', decisionId, reason }
+    return { status: 'duplicate', decisionId, reason, actionOutcome: ending.outcome }
   }
   const location = {
     stepId: AGENT_REVIEW_ASK_STEP,

@@ -34,7 +34,14 @@ export type PusharyAgentReviewAction = 'approved' | 'declined' | 'answered'
 export type ReviewRunState =
   | { state: 'waiting' }
   | { state: 'resuming'; runId: string }
-  | { state: 'finished'; runId: string; action?: PusharyAgentReviewAction }
+  | {
+      state: 'finished'
+      runId: string
+      action?: PusharyAgentReviewAction
+      /** The review's kind and the run's result: the evidence of what the tool did. */
+      kind: 'approval' | 'question'
+      result: unknown
+    }
   | { state: 'ended'; runId: string; status: string }
 
 /** A stale cause: its stable code and its text. */
@@ -85,7 +92,8 @@ export async function reviewRunState(
       return { state: 'resuming', runId }
     case 'success': {
       const action = actionOf(snapshot.result)
-      return action ? { state: 'finished', runId, action } : { state: 'finished', runId }
+      const finished = { state: 'finished' as const, runId, kind: review.kind, result: snapshot.result }
+      return action ? { ...finished, action } : finished
     }
     default:
       return { state: 'ended', runId, status: snapshot.status }

@@ -4,11 +4,13 @@
  * `reasonCode` of its actual cause beside the text.
  */
 import type { PusharyAnswer } from '../pushary/question.js'
+import { type ActionEnding, recordActionOutcome } from '../resume/action-evidence.js'
 import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
 import { type PusharyReasonCode, settledResult } from '../resume/review-status.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
-import type { PusharyAgentReview } from '../store/review-schema.js'
+import type { PusharyActionOutcome, PusharyAgentReview } from '../store/review-schema.js'
 import type { PusharyAgentReviewAction, ReviewRunState } from './agent-resume-causes.js'
+import { agentRunEnding } from './tool-call-outcome.js'
 
 /**
  * Outcome of resuming one agent review. Retry later on `unknown`, `busy` and
@@ -28,6 +30,8 @@ export type PusharyAgentResumeOutcome<TOutput = unknown> =
       /** Suspensions of the same run after this resume; open reviews for them. */
       pending: PusharySuspendedAgentRun[]
       discoveryError?: string
+      /** What happened to the approved action: `ran`, or `not_run` after a decline. */
+      actionOutcome?: PusharyActionOutcome
     }
   | { status: 'pending' | 'unknown'; decisionId: string; reason?: string; reasonCode?: PusharyReasonCode }
   | {
@@ -41,6 +45,8 @@ export type PusharyAgentResumeOutcome<TOutput = unknown> =
        * run), so a losing resolver reports the winner's outcome.
        */
       action?: PusharyAgentReviewAction
+      /** What happened to the approved action, when the evidence said. */
+      actionOutcome?: PusharyActionOutcome
     }
   | {
       status: 'busy'
@@ -60,6 +66,8 @@ export type PusharyAgentResumeOutcome<TOutput = unknown> =
       reason: string
       reasonCode: PusharyReasonCode
       persistenceError?: string
+      /** `refused` when the approved call never ran (its input was refused). */
+      actionOutcome?: PusharyActionOutcome
     }
   | {
       status: 'uncertain'
@@ -68,6 +76,8 @@ export type PusharyAgentResumeOutcome<TOutput = unknown> =
       reasonCode: PusharyReasonCode
       output?: TOutput
       persistenceError?: string
+      /** `failed` (the tool threw) or `unknown` (no evidence either way). */
+      actionOutcome?: PusharyActionOutcome
     }
 
 /**
@@ -98,6 +108,48 @@ export async function endStale(
 }
 
 /**
+ * Ends a claimed review from the evidence of its finished review run
+ * (`agentRunEnding`): records the action outcome first, then the ending.
+ *
+ * @example
+ * return endAgentReview(store, decisionId, agentRunEnding(review.kind, run.result), output)
+ */
+export async function endAgentReview<TOutput>(
+  store: PusharyAgentReviewStore,
+  decisionId: string,
+  ending: ActionEnding,
+  output?: TOutput,
+): Promise<PusharyAgentResumeOutcome<TOutput>> {
+  const reasonCode: PusharyReasonCode = ending.reasonCode ?? 'resume_failed'
+  const described = { decisionId, reason: ending.reason, reasonCode, actionOutcome: ending.outcome }
+  const failed = await recordActionOutcome(store, decisionId, ending)
+  try {
+    if (ending.state === 'completed') {
+      await store.finish(decisionId, 'completed', ending.reason)
+      return {
+        status: 'duplicate',
+        ...described,
+        ...(failed ? { reason: `${ending.reason} (${failed})` } : {}),
+      }
+    }
+    await store.finish(decisionId, ending.state, ending.reason)
+    return ending.state === 'stale'
+      ? { status: 'stale', ...described, ...(failed ? { persistenceError: failed } : {}) }
+      : {
+          status: 'uncertain',
+          ...described,
+          ...(output === undefined ? {} : { output }),
+          ...(failed ? { persistenceError: failed } : {}),
+        }
+  } catch (error) {
+    const persistenceError = message(error)
+    return ending.state === 'stale'
+      ? { status: 'stale', ...described, persistenceError }
+      : { status: 'uncertain', ...described, persistenceError }
+  }
+}
+
+/**
  * The review's workflow run was resumed by a caller that does not share this
  * store (a store-less resolver racing this one): report what that caller
  * did, never a verdict this resume did not observe. A finished run settles
@@ -113,13 +165,20 @@ export async function resumedByAnother(
   try {
     switch (run.state) {
       case 'finished': {
-        const reason = `${elsewhere}; it ${run.action ?? 'finished'}`
+        // What the other caller's resume did to the tool is in the run's result.
+        const ending = agentRunEnding(run.kind, run.result)
+        const reason = `${elsewhere}; it ${run.action ?? 'finished'}: ${ending.reason}`
+        if (ending.state !== 'completed') {
+          return await endAgentReview(store, decisionId, { ...ending, reason })
+        }
+        await recordActionOutcome(store, decisionId, { outcome: ending.outcome, reason })
         await store.finish(decisionId, 'completed', reason)
         return {
           status: 'duplicate',
           decisionId,
           reason,
           reasonCode: 'resumed_elsewhere',
+          actionOutcome: ending.outcome,
           ...(run.action ? { action: run.action } : {}),
         }
       }

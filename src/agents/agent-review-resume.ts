@@ -15,6 +15,7 @@ import type { PusharyClient } from '../pushary/client.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
+import { type ActionEnding, recordActionOutcome } from '../resume/action-evidence.js'
 import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from '../resume/claim-lease.js'
 import { storedStateResult } from '../resume/review-status.js'
 import { readReviewedDecision } from '../steps/decision-expiry.js'
@@ -24,12 +25,19 @@ import { agentWorkflowBinding, checkAgentDecision } from './agent-binding.js'
 import { reviewRunState, staleCallCause } from './agent-resume-causes.js'
 import { agentToolProblem, questionResumeData, resumeDataProblem } from './agent-resume-data.js'
 import type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
-import { claimRefused, endStale, releaseClaim, resumedByAnother } from './agent-resume-outcome.js'
+import {
+  claimRefused,
+  endAgentReview,
+  endStale,
+  releaseClaim,
+  resumedByAnother,
+} from './agent-resume-outcome.js'
 import { resumeAgentReviewRun } from './agent-review-workflow.js'
 import type { PusharyResumableAgent } from './agent-shapes.js'
 import { autoResumedBy } from './auto-resume.js'
 import { withDurableApprovals } from './durable-approvals.js'
 import { findSuspendedRun } from './suspended-run.js'
+import { agentRunEnding } from './tool-call-outcome.js'
 
 export type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
 
@@ -197,6 +205,7 @@ export async function resumeAgentReview<TOutput = unknown>(
     ...(review.resourceId === undefined ? {} : { resourceId: review.resourceId }),
   }
   let output: TOutput | undefined
+  let ending: ActionEnding | undefined
   // The claim is kept alive while the native resume runs, so recovery never
   // takes over a live resumer (a four-operation store of the user's own
   // cannot tell; its claims are never taken over automatically).
@@ -249,16 +258,25 @@ export async function resumeAgentReview<TOutput = unknown>(
         if (taken.state !== 'waiting') return await resumedByAnother(input.store, decisionId, taken)
         throw new Error('the review workflow run refused the resume but still waits on this decision')
       }
+      // Evidence before status: the run ended `success` even when the tool
+      // threw or refused its input; only the tool's own result says it ran.
+      ending = agentRunEnding(review.kind, 'result' in run ? run.result : undefined)
+      if (ending.state !== 'completed') {
+        return await endAgentReview(input.store, decisionId, ending, output)
+      }
+      await recordActionOutcome(input.store, decisionId, ending)
       await input.store.finish(decisionId, 'completed')
     } catch (error) {
       const reason = message(error)
       try {
+        await recordActionOutcome(input.store, decisionId, { outcome: 'unknown', reason })
         await input.store.finish(decisionId, 'uncertain', reason)
         return {
           status: 'uncertain',
           decisionId,
           reason,
           reasonCode: 'resume_failed',
+          actionOutcome: 'unknown',
           ...(output === undefined ? {} : { output }),
         }
       } catch (persistence) {
@@ -267,6 +285,7 @@ export async function resumeAgentReview<TOutput = unknown>(
           decisionId,
           reason,
           reasonCode: 'resume_failed',
+          actionOutcome: 'unknown',
           ...(output === undefined ? {} : { output }),
           persistenceError: message(persistence),
         }
@@ -282,6 +301,7 @@ export async function resumeAgentReview<TOutput = unknown>(
     review: { ...review, state: 'completed' as const },
     answer,
     output: output as TOutput,
+    ...(ending === undefined ? {} : { actionOutcome: ending.outcome }),
   }
   try {
     const finish = (output as { finishReason?: unknown } | undefined)?.finishReason

@@ -30,6 +30,7 @@ import {
 import { questionResumeData } from './agent-resume-data.js'
 import { finishReasonOf, type PusharyResumableAgent } from './agent-shapes.js'
 import { resumeGenerateOf } from './durable-approvals.js'
+import { toolCallOutcome } from './tool-call-outcome.js'
 
 /** Request-context key of the resume hook (functions are never persisted in the snapshot). */
 const RESUME_HOOK_KEY = 'pushary.agent-resume'
@@ -55,6 +56,9 @@ const resumedSchema = z.object({
   action: z.enum(['approved', 'declined', 'answered']),
   reason: z.string().nullable(),
   finishReason: z.string().nullable(),
+  /** For an approved call: what the tool did, read from Mastra's output (`tool-call-outcome.ts`). */
+  toolOutcome: z.enum(['ran', 'failed', 'refused', 'unknown']).optional(),
+  toolEvidence: z.string().optional(),
 })
 
 /**
@@ -156,7 +160,11 @@ function createAgentReviewWorkflow(client: PusharyClient) {
         action = 'declined'
       }
       hook?.deliver(output)
-      return { action, reason, finishReason: await settle(output) }
+      const finishReason = await settle(output)
+      if (action !== 'approved') return { action, reason, finishReason }
+      // Kept in the run's result, so recovery reads the same evidence later.
+      const tool = await toolCallOutcome(output, target.toolCallId)
+      return { action, reason, finishReason, toolOutcome: tool.outcome, toolEvidence: tool.evidence }
     },
   })
   return createWorkflow({
@@ -179,6 +187,7 @@ type ReviewRun = {
   resume(p: { step: string; resumeData: unknown; requestContext: RequestContext }): Promise<{
     status: string
     error?: unknown
+    result?: unknown
   }>
 }
 type ReviewWorkflow = { createRun(options: { runId: string }): Promise<ReviewRun> }
@@ -303,7 +312,7 @@ export async function resumeAgentReviewRun(input: {
   /** The decision the caller just read and verified: handed to the approval step so it does not read it again. */
   decision: Decision
   hook: AgentResumeHook
-}): Promise<{ status: 'success' | 'suspended' | 'taken' }> {
+}): Promise<{ status: 'suspended' | 'taken' } | { status: 'success'; result: unknown }> {
   const { runId } = agentWorkflowBinding(input.binding, 'resumePusharyAgentReview')
   const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
   const requestContext = new RequestContext()
@@ -349,5 +358,5 @@ export async function resumeAgentReviewRun(input: {
       cause: result.error,
     })
   }
-  return { status: 'success' }
+  return { status: 'success', result: result.result }
 }

@@ -1,7 +1,11 @@
 import type { Mastra } from '@mastra/core/mastra'
 import type { PusharyClient } from '../pushary/client.js'
 import type { PusharyAnswer } from '../pushary/question.js'
-import type { PusharyAgentReview, PusharyWorkflowReview } from '../store/review-schema.js'
+import type {
+  PusharyActionOutcome,
+  PusharyAgentReview,
+  PusharyWorkflowReview,
+} from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import type { PusharyReasonCode } from './review-status.js'
 import type { PusharyCapabilityGap, PusharyConfigurationReport } from './worker-capability.js'
@@ -80,6 +84,10 @@ export type PusharyDispatchResult =
       hookError?: string
       /** Agent reviews: the native generation, the run's new suspensions, a rediscovery failure. */
       agent?: { output: unknown; pending: PusharySuspendedAgentRun[]; discoveryError?: string }
+      /** What happened to the approved action (`ran`, or `not_run` after a decline). */
+      actionOutcome?: PusharyActionOutcome
+      /** Set when recording the action outcome failed; the review is still `completed`. */
+      persistenceError?: string
     }
   | { status: 'pending'; decisionId: string; reason?: string; reasonCode?: PusharyReasonCode }
   | { status: 'not_suspended_yet'; decisionId: string; runStatus: string }
@@ -89,7 +97,13 @@ export type PusharyDispatchResult =
    * claim lease (it crashed): retrying never helps; call `recover`.
    */
   | { status: 'recovery_needed'; decisionId: string; reason: string; reasonCode?: PusharyReasonCode }
-  | { status: 'duplicate'; decisionId: string; reason?: string; reasonCode?: PusharyReasonCode }
+  | {
+      status: 'duplicate'
+      decisionId: string
+      reason?: string
+      reasonCode?: PusharyReasonCode
+      actionOutcome?: PusharyActionOutcome
+    }
   /** This worker cannot resume the review (`missing` says what); it stays `pending`. */
   | { status: 'misconfigured'; decisionId: string; reason: string; missing: PusharyCapabilityGap }
   | { status: 'parent'; decisionId: string; parent: PusharyParentOutcome }
@@ -105,6 +119,8 @@ export type PusharyDispatchResult =
       persistenceError?: string
       /** For a multi-item child: the parent settled with this item not approved. */
       parent?: PusharyParentOutcome
+      /** What happened to the approved action (`refused`, `not_run`), when the evidence said. */
+      actionOutcome?: PusharyActionOutcome
     }
   | {
       status: 'uncertain'
@@ -112,6 +128,8 @@ export type PusharyDispatchResult =
       reason: string
       reasonCode?: PusharyReasonCode
       persistenceError?: string
+      /** What happened to the approved action (`failed`, `unknown`), when the evidence said. */
+      actionOutcome?: PusharyActionOutcome
     }
 
 /**

@@ -12,11 +12,12 @@
  */
 import { z } from 'zod/v4'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import { recordActionOutcome } from './action-evidence.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { readPermitEvidence } from './permit-evidence.js'
 import { restartRunForRecovery } from './resume-guard.js'
-import { endReview } from './review-endings.js'
+import { completeElsewhere, endReview } from './review-endings.js'
 import { claimLease, type DispatchContext } from './review-kinds.js'
 import { resumeClaimed, resumePendingReview } from './review-resumer.js'
 import { settledResult } from './review-status.js'
@@ -123,23 +124,24 @@ async function recoverTakenOver(
   if (!snapshot) return endReview(context, decisionId, 'uncertain', 'recovery found no snapshot of the run')
   let progress = approvalProgress(snapshot, review)
   if (progress === 'completed') {
-    if (snapshot.status === 'success') {
-      await context.store.finish(decisionId, 'completed', 'recovered: the run had finished')
-      return { status: 'duplicate', decisionId, reason: 'recovered: the run had finished' }
-    }
-    // A permit step after the approval leaves its own evidence at the service.
-    const evidence = await readPermitEvidence(context.client, context.store, decisionId)
-    if (evidence.kind === 'receipt') {
-      await context.store.finish(decisionId, 'completed', evidence.reason)
-      return { status: 'duplicate', decisionId, reason: evidence.reason, reasonCode: 'permit_receipt' }
-    }
-    if (evidence.kind === 'started') {
-      const ended = await endReview(context, decisionId, 'uncertain', evidence.reason)
-      return { ...ended, reasonCode: 'permit_without_receipt' } as PusharyDispatchResult
+    // Evidence before status: the permit's receipt, then the run's output
+    // (a re-driven run that met its own spent permit ends `success` with a
+    // refusal and ran nothing), and only then whether the run finished.
+    if (snapshot.status === 'success' || (await hasRecordedPermit(context, decisionId))) {
+      return completeElsewhere(
+        context,
+        review,
+        verified.answer.approved,
+        snapshot,
+        'recovered: the approval step had returned before the crash',
+      )
     }
     const reason =
       'the approval step completed before the crash, so later steps may have run; confirm them, then store.recover(decisionId, "completed" | "stale", reason)'
-    return endReview(context, decisionId, 'uncertain', reason)
+    return endReview(context, decisionId, 'uncertain', reason, {
+      outcome: 'unknown',
+      reasonCode: 'action_unknown',
+    })
   }
   if (progress === 'in_progress' && snapshot.status === 'running') {
     // The crash hit the approval step's own resume pass: nothing past it ran.
@@ -151,21 +153,54 @@ async function recoverTakenOver(
   return endReview(context, decisionId, 'uncertain', reason)
 }
 
+/** Whether a protected step recorded a permit for this review (a store without permits has none). */
+async function hasRecordedPermit(context: DispatchContext, decisionId: string): Promise<boolean> {
+  const permitOf = (context.store as Partial<DispatchContext['store']>).permitOf
+  return typeof permitOf === 'function' && (await permitOf.call(context.store, decisionId)) !== null
+}
+
 /**
- * An `uncertain` review: a receipt recorded for its permit settles it with
- * that outcome, no person asked; otherwise it stays for the operator.
+ * An `uncertain` review: a `succeeded` receipt recorded for its permit
+ * settles it `completed`, no person asked. A `failed` receipt is evidence
+ * too, but of an action that failed: the review stays `uncertain` with the
+ * action `failed` recorded, as the normal path leaves it, so the two paths
+ * agree. Otherwise it stays for the operator.
  */
 async function recoverUncertain(
   context: DispatchContext,
   decisionId: string,
 ): Promise<PusharyDispatchResult> {
   const evidence = await readPermitEvidence(context.client, context.store, decisionId)
-  if (evidence.kind === 'receipt') {
+  if (evidence.kind === 'receipt' && evidence.outcome === 'succeeded') {
+    await recordActionOutcome(context.store, decisionId, { outcome: 'ran', reason: evidence.reason })
     await context.store.recover(decisionId, 'completed', evidence.reason)
-    return { status: 'duplicate', decisionId, reason: evidence.reason, reasonCode: 'permit_receipt' }
+    return {
+      status: 'duplicate',
+      decisionId,
+      reason: evidence.reason,
+      reasonCode: 'permit_receipt',
+      actionOutcome: 'ran',
+    }
+  }
+  if (evidence.kind === 'receipt') {
+    const reason = `${evidence.reason}; decide what to do about the failed action, then store.recover(decisionId, "completed" | "stale", reason)`
+    await recordActionOutcome(context.store, decisionId, { outcome: 'failed', reason })
+    return {
+      status: 'uncertain',
+      decisionId,
+      reason,
+      reasonCode: 'permit_receipt_failed',
+      actionOutcome: 'failed',
+    }
   }
   if (evidence.kind === 'started') {
-    return { status: 'uncertain', decisionId, reason: evidence.reason, reasonCode: 'permit_without_receipt' }
+    return {
+      status: 'uncertain',
+      decisionId,
+      reason: evidence.reason,
+      reasonCode: 'permit_without_receipt',
+      actionOutcome: 'unknown',
+    }
   }
   return settledResult(decisionId, 'uncertain')
 }

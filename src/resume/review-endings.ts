@@ -4,16 +4,20 @@
  * fails is reported (`persistenceError`), never thrown, so an outcome is
  * never lost.
  */
-import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import type { PusharyActionOutcome, PusharyWorkflowReview } from '../store/review-schema.js'
+import { endingOfRun, recordActionOutcome } from './action-evidence.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { errorMessage } from './resume-error.js'
 import type { PusharyResumeAttempt } from './resume-guard.js'
 import { type DispatchContext, parentOptions } from './review-kinds.js'
+import type { PusharyReasonCode } from './review-status.js'
+import { loadRunSnapshot, type RunSnapshotView } from './run-position.js'
 import type { VerifiedAnswer } from './verified-answer.js'
 
 /**
- * Ends a claimed review and reports it. A failed write leaves the claim
- * `resuming` (visible as `busy`) and is reported as `persistenceError`.
+ * Ends a claimed review and reports it. With `action`, the action outcome is
+ * recorded first (evidence before the ending). A failed write leaves the
+ * claim `resuming` (visible as `busy`) and is reported as `persistenceError`.
  *
  * @example
  * return endReview(context, decisionId, 'uncertain', 'recovery found no snapshot of the run')
@@ -23,12 +27,26 @@ export async function endReview(
   decisionId: string,
   state: 'stale' | 'uncertain',
   reason: string,
+  action?: { outcome: PusharyActionOutcome; reasonCode?: PusharyReasonCode | undefined },
 ): Promise<PusharyDispatchResult> {
+  const described = {
+    ...(action?.reasonCode === undefined ? {} : { reasonCode: action.reasonCode }),
+    ...(action === undefined ? {} : { actionOutcome: action.outcome }),
+  }
+  const recordFailed = action
+    ? await recordActionOutcome(context.store, decisionId, { ...action, reason })
+    : null
   try {
     await context.store.finish(decisionId, state, reason)
-    return { status: state, decisionId, reason }
+    return {
+      status: state,
+      decisionId,
+      reason,
+      ...described,
+      ...(recordFailed ? { persistenceError: recordFailed } : {}),
+    }
   } catch (error) {
-    return { status: state, decisionId, reason, persistenceError: errorMessage(error) }
+    return { status: state, decisionId, reason, ...described, persistenceError: errorMessage(error) }
   }
 }
 
@@ -44,8 +62,9 @@ export async function endStale(
   context: DispatchContext,
   review: PusharyWorkflowReview,
   reason: string,
+  action?: { outcome: PusharyActionOutcome; reasonCode?: PusharyReasonCode | undefined },
 ): Promise<PusharyDispatchResult> {
-  const result = await endReview(context, review.decisionId, 'stale', reason)
+  const result = await endReview(context, review.decisionId, 'stale', reason, action)
   if (result.status !== 'stale' || !review.parent || result.persistenceError) return result
   try {
     const parent = await context.kinds.parent.settle({
@@ -76,22 +95,58 @@ async function releaseReview(
 
 /**
  * A review whose target finished without the dispatcher (a direct resume
- * that the step verified against the service): the approval executed, so
- * the review is recorded `completed` with the reason, never `stale`.
+ * that the step verified against the service, or a re-driven run): what
+ * happened to the action is read from the evidence (the permit's receipt,
+ * the run's output) before the run's status, so a run that met a refused or
+ * spent permit is never recorded `completed` with nothing run.
  *
  * @example
- * if (progress === 'completed') return completeElsewhere(context, decisionId, 'resumed outside the dispatcher')
+ * if (progress === 'completed') return completeElsewhere(context, review, verified.answer.approved, snapshot)
  */
 export async function completeElsewhere(
   context: DispatchContext,
-  decisionId: string,
-  reason: string,
+  review: PusharyWorkflowReview,
+  approved: boolean | null,
+  snapshot: RunSnapshotView | null,
+  elsewhere: string,
 ): Promise<PusharyDispatchResult> {
+  const decisionId = review.decisionId
+  const ending = await endingOfRun(
+    context,
+    decisionId,
+    { approved, runStatus: snapshot?.status ?? 'missing', runResult: snapshot?.result },
+    { probe: true },
+  )
+  if (ending.state !== 'completed') {
+    const reason = `${elsewhere}; ${ending.reason}`
+    const action = { outcome: ending.outcome, reasonCode: ending.reasonCode }
+    return ending.state === 'stale'
+      ? endStale(context, review, reason, action)
+      : endReview(context, decisionId, 'uncertain', reason, action)
+  }
+  const reason = `${elsewhere}; ${ending.reason}`
+  const recordFailed = await recordActionOutcome(context.store, decisionId, {
+    outcome: ending.outcome,
+    reason,
+  })
   try {
     await context.store.finish(decisionId, 'completed', reason)
-    return { status: 'duplicate', decisionId, reason }
+    return {
+      status: 'duplicate',
+      decisionId,
+      reason,
+      actionOutcome: ending.outcome,
+      ...(ending.reasonCode === undefined ? {} : { reasonCode: ending.reasonCode }),
+      ...(recordFailed ? { persistenceError: recordFailed } : {}),
+    } as PusharyDispatchResult
   } catch (error) {
-    return { status: 'uncertain', decisionId, reason, persistenceError: errorMessage(error) }
+    return {
+      status: 'uncertain',
+      decisionId,
+      reason,
+      actionOutcome: ending.outcome,
+      persistenceError: errorMessage(error),
+    }
   }
 }
 
@@ -114,13 +169,21 @@ export async function endResumedReview(
 ): Promise<PusharyDispatchResult> {
   const { store, options } = context
   const decisionId = review.decisionId
-  if ('failed' in attempt) return endReview(context, decisionId, 'uncertain', errorMessage(attempt.failed))
+  if ('failed' in attempt) {
+    return endReview(context, decisionId, 'uncertain', errorMessage(attempt.failed), {
+      outcome: 'unknown',
+      reasonCode: 'resume_failed',
+    })
+  }
   if ('refused' in attempt) {
     // Refused before Mastra ran anything; the attempt says what became of the target.
     if (attempt.progress === 'completed') {
+      const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
       return completeElsewhere(
         context,
-        decisionId,
+        review,
+        verified.answer.approved,
+        snapshot,
         'the step was resumed outside the dispatcher with this answer',
       )
     }
@@ -134,24 +197,40 @@ export async function endResumedReview(
     // decision): it returned nothing, so nothing after it ran. Retry later.
     return releaseReview(context, decisionId, 'the step is still suspended after the resume; nothing ran')
   }
-  if (outcome.result.status === 'failed') {
+  // Evidence before status: a run that ended `success` with a refused permit
+  // ran nothing; one that ended `failed` may still have a receipt.
+  const cause = (outcome.result.error as { message?: string } | undefined)?.message
+  const ending = await endingOfRun(
+    context,
+    decisionId,
+    {
+      approved: verified.answer.approved,
+      runStatus: outcome.result.status,
+      runResult: outcome.result.result,
+    },
+    { probe: false },
+  )
+  if (ending.state !== 'completed') {
     // A failed run never finishes a review `completed`: what ran of it is
     // for an operator to confirm (`reviews show`, then `reviews recover`).
-    const cause = (outcome.result.error as { message?: string } | undefined)?.message
-    return endReview(
-      context,
-      decisionId,
-      'uncertain',
-      `the run ended failed after the resume${cause ? ` (${cause})` : ''}; confirm which of its steps ran, then reviews recover ${decisionId} completed|stale`,
-    )
+    const reason =
+      outcome.result.status === 'failed'
+        ? `the run ended failed after the resume${cause ? ` (${cause})` : ''}; ${ending.reason}`
+        : ending.reason
+    const action = { outcome: ending.outcome, reasonCode: ending.reasonCode }
+    return ending.state === 'stale'
+      ? endStale(context, review, reason, action)
+      : endReview(context, decisionId, 'uncertain', reason, action)
   }
+  const recordFailed = await recordActionOutcome(store, decisionId, ending)
   try {
-    await store.finish(decisionId, 'completed')
+    await store.finish(decisionId, 'completed', ending.reasonCode ? ending.reason : undefined)
   } catch (error) {
     return {
       status: 'uncertain',
       decisionId,
       reason: 'the run resumed but the review could not be finished',
+      actionOutcome: ending.outcome,
       persistenceError: errorMessage(error),
     }
   }
@@ -162,6 +241,8 @@ export async function endResumedReview(
     runId: review.runId,
     answer: verified.answer,
     runStatus: outcome.result.status,
+    actionOutcome: ending.outcome,
+    ...(recordFailed ? { persistenceError: recordFailed } : {}),
   }
   if (review.parent) {
     // The child is done whatever happens to its parent; a failure here is

@@ -79,7 +79,9 @@ export async function resumePendingReview(
     if (progress === 'completed') {
       return completeElsewhere(
         context,
-        decisionId,
+        review,
+        verified.answer.approved,
+        snapshot,
         'the step was resumed outside the dispatcher with this answer',
       )
     }

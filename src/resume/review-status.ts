@@ -37,6 +37,18 @@ import { claimedElsewhere } from './claim-lease.js'
  *   settled the review with the recorded outcome (`duplicate`).
  * - `permit_without_receipt`: the permit was spent but no receipt was
  *   recorded: the action may have started (`uncertain`).
+ * - `permit_receipt_failed`: the permit's receipt says the action ran and
+ *   failed (`uncertain`, action `failed`): an operator decides what next.
+ * - `permit_refused`: the service refused the permit (action mismatch,
+ *   expiry, not authorized): the action never ran (`stale`, action `refused`).
+ * - `action_unknown`: the run ended without evidence of what its action did
+ *   (`uncertain`, action `unknown`).
+ * - `tool_failed`: the approved agent tool ran and threw (`uncertain`, action `failed`).
+ * - `tool_input_refused`: the approved agent tool refused its input and never
+ *   ran (`stale`, action `refused`).
+ * - `run_ended`: the run that asked ended without using the decision; the
+ *   question was withdrawn (cancelled) so nobody approves what will never
+ *   run (`stale`, action `not_run`).
  *
  * @example
  * if (outcome.status === 'stale' && outcome.reasonCode === 'resumed_outside') await alertOperator(outcome.reason)
@@ -61,6 +73,12 @@ export type PusharyReasonCode =
   | 'release_failed'
   | 'permit_receipt'
   | 'permit_without_receipt'
+  | 'permit_receipt_failed'
+  | 'permit_refused'
+  | 'action_unknown'
+  | 'tool_failed'
+  | 'tool_input_refused'
+  | 'run_ended'
 
 /** What a settled (terminal) review reports. */
 export type SettledReviewResult =

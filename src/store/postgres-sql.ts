@@ -56,6 +56,15 @@ export function migration(s: string): string[] {
         ALTER TABLE ${s}.pushary_reviews ADD COLUMN permit TEXT;
       END IF;
     END $$`,
+    // Added with action outcomes, by the same rule.
+    `DO $$ BEGIN
+      IF NOT EXISTS (
+        SELECT 1 FROM pg_attribute
+        WHERE attrelid = '${s.replaceAll("'", "''")}.pushary_reviews'::regclass AND attname = 'action' AND NOT attisdropped
+      ) THEN
+        ALTER TABLE ${s}.pushary_reviews ADD COLUMN action TEXT;
+      END IF;
+    END $$`,
   ]
 }
 

@@ -346,6 +346,17 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
       const rows = await query(`SELECT permit FROM ${s}.pushary_reviews WHERE decision_id = $1`, [decisionId])
       return nullableText(rows[0]?.permit ?? null)
     },
+    async updateAction(decisionId, action) {
+      const set = await query(
+        `UPDATE ${s}.pushary_reviews SET action = $1 WHERE decision_id = $2 RETURNING 1`,
+        [action, decisionId],
+      )
+      return set.length === 1
+    },
+    async selectAction(decisionId) {
+      const rows = await query(`SELECT action FROM ${s}.pushary_reviews WHERE decision_id = $1`, [decisionId])
+      return nullableText(rows[0]?.action ?? null)
+    },
     async close() {
       if (closed) return
       closed = true

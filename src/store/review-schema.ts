@@ -222,3 +222,37 @@ export const reviewPermitSchema = z.object({
 
 /** @example const permit: ReviewPermit | null = await store.permitOf('dec_1') */
 export type ReviewPermit = z.infer<typeof reviewPermitSchema>
+
+/**
+ * What happened to the approved action behind a review, as the evidence
+ * showed it: `ran` (it ran: a `succeeded` receipt, the tool's own result, the
+ * run continued past the gate), `failed` (it ran and failed: a `failed`
+ * receipt, the tool threw), `refused` (it never ran: the permit or the tool's
+ * input was refused), `not_run` (nothing was approved to run: a decline, an
+ * expiry, a withdrawn question), `unknown` (the evidence cannot tell, e.g. a
+ * permit spent without a receipt).
+ *
+ * @example
+ * pusharyActionOutcomeSchema.parse('refused') // 'refused'
+ */
+export const pusharyActionOutcomeSchema = z.enum(['ran', 'failed', 'refused', 'not_run', 'unknown'])
+
+/** @example const outcome: PusharyActionOutcome = 'ran' */
+export type PusharyActionOutcome = z.infer<typeof pusharyActionOutcomeSchema>
+
+/**
+ * The action outcome recorded beside a review (`store.recordAction`), with
+ * the evidence it was read from and when. Recorded before the review's
+ * ending, so a crash between the two leaves the evidence for `recover`.
+ *
+ * @example
+ * reviewActionSchema.parse({ outcome: 'ran', reason: 'permit pmt_1 receipt: succeeded', at: '2025-01-01T00:00:00.000Z' })
+ */
+export const reviewActionSchema = z.object({
+  outcome: pusharyActionOutcomeSchema,
+  reason: z.string().min(1).max(2000),
+  at: z.iso.datetime(),
+})
+
+/** @example const action: ReviewAction | null = await store.actionOf('dec_1') */
+export type ReviewAction = z.infer<typeof reviewActionSchema>

@@ -5,8 +5,10 @@
  */
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import type {
+  PusharyActionOutcome,
   PusharyReview,
   PusharyReviewInput,
+  ReviewAction,
   ReviewPermit,
   ReviewReceipt,
   ReviewTransition,
@@ -107,6 +109,15 @@ export interface PusharyReviewStore {
   recordPermit(decisionId: string, permit: ReviewPermit): Promise<void>
   /** The permit recorded for the review, or `null`. */
   permitOf(decisionId: string): Promise<ReviewPermit | null>
+  /**
+   * Records what happened to the review's approved action, read from the
+   * evidence (a receipt, the tool's result, the run's output), with that
+   * evidence as `reason`. Any state; a later record replaces it (an operator's
+   * confirmation refines an `unknown`). Written before the review's ending.
+   */
+  recordAction(decisionId: string, action: { outcome: PusharyActionOutcome; reason: string }): Promise<void>
+  /** The action outcome recorded for the review, or `null` (none recorded yet). */
+  actionOf(decisionId: string): Promise<ReviewAction | null>
   /** Releases connections the store opened. */
   close(): Promise<void>
 }

@@ -1,24 +1,29 @@
 /**
- * The SQLite side of the review's permit (`review-permits.ts`): the column
- * added for it, and its two statements.
+ * The SQLite side of what is kept beside a review: its permit
+ * (`review-permits.ts`) and its action outcome (`review-actions.ts`), the
+ * columns added for them, and their statements.
  */
 import type { Client, Transaction } from '@libsql/client'
+import type { ReviewActionDriver } from './review-actions.js'
 import type { ReviewPermitDriver } from './review-permits.js'
 import { nullableText } from './store-rows.js'
 
 type Executor = Pick<Client, 'execute'> | Transaction
 
 /**
- * Files written before permits existed gain the nullable column; runs inside
- * the migration's write transaction, so two openers cannot both add it.
+ * Files written before permits (and action outcomes) existed gain the
+ * nullable columns; runs inside the migration's write transaction, so two
+ * openers cannot both add one.
  *
  * @example
  * await addPermitColumn(tx)
  */
 export async function addPermitColumn(tx: Executor): Promise<void> {
   const columns = await tx.execute('PRAGMA table_info(pushary_reviews)')
-  if (!columns.rows.some((column) => column.name === 'permit')) {
-    await tx.execute('ALTER TABLE pushary_reviews ADD COLUMN permit TEXT')
+  for (const name of ['permit', 'action']) {
+    if (!columns.rows.some((column) => column.name === name)) {
+      await tx.execute(`ALTER TABLE pushary_reviews ADD COLUMN ${name} TEXT`)
+    }
   }
 }
 
@@ -53,6 +58,35 @@ export function sqlitePermitStatements(
           args: [decisionId],
         })
         return nullableText(result.rows[0]?.permit ?? null)
+      }),
+  }
+}
+
+/**
+ * The driver's action-outcome statements over the store's read path (migrated, busy-retried).
+ *
+ * @example
+ * const driver = { ...sqliteActionStatements(read) }
+ */
+export function sqliteActionStatements(
+  read: <T>(body: (db: Executor) => Promise<T>) => Promise<T>,
+): ReviewActionDriver {
+  return {
+    updateAction: (decisionId, action) =>
+      read(async (db) => {
+        const set = await db.execute({
+          sql: 'UPDATE pushary_reviews SET action = ? WHERE decision_id = ?',
+          args: [action, decisionId],
+        })
+        return set.rowsAffected === 1
+      }),
+    selectAction: (decisionId) =>
+      read(async (db) => {
+        const result = await db.execute({
+          sql: 'SELECT action FROM pushary_reviews WHERE decision_id = ?',
+          args: [decisionId],
+        })
+        return nullableText(result.rows[0]?.action ?? null)
       }),
   }
 }

@@ -10,7 +10,7 @@ import type { Client, InArgs, Transaction } from '@libsql/client'
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
-import { addPermitColumn, sqlitePermitStatements } from './sqlite-permits.js'
+import { addPermitColumn, sqliteActionStatements, sqlitePermitStatements } from './sqlite-permits.js'
 import { ACTIVE, sqliteOneStatementWrites, TRANSITION_TRIGGER } from './sqlite-transitions.js'
 import { checkedSqliteUrl } from './sqlite-url.js'
 import { createReviewStore } from './store-core.js'
@@ -374,6 +374,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
         }))
       }),
     ...sqlitePermitStatements(read),
+    ...sqliteActionStatements(read),
     ...sqliteOneStatementWrites(
       statement,
       (decisionId) => driver.selectReview(decisionId),

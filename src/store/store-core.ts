@@ -15,6 +15,7 @@ import {
 } from '../machines/review-lifecycle.js'
 import { idSchema } from '../pushary/identity.js'
 import { forgetClaimTime, rememberClaimTime } from './claim-times.js'
+import { actionCalls } from './review-actions.js'
 import { permitCalls } from './review-permits.js'
 import { pusharyReviewSchema, reviewReceiptSchema, reviewStateSchema } from './review-schema.js'
 import type {
@@ -381,6 +382,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
       }),
 
     ...permitCalls(driver, open),
+    ...actionCalls(driver, open, now),
 
     close: () => {
       if (closed) return Promise.resolve()

@@ -5,6 +5,7 @@
  * active review in one run.
  */
 import type { ReviewEventType, ReviewState } from '../machines/review-lifecycle.js'
+import type { ReviewActionDriver } from './review-actions.js'
 import type { ReviewPermitDriver } from './review-permits.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { StoredReviewRow, StoredTransitionRow } from './store-rows.js'
@@ -33,7 +34,7 @@ export interface ReviewWriteTransaction {
  * is serialized with every other write touching `runId` (all writes, when the
  * database can only lock the whole file), across processes and hosts.
  */
-export interface ReviewStoreDriver extends ReviewPermitDriver {
+export interface ReviewStoreDriver extends ReviewPermitDriver, ReviewActionDriver {
   write<T>(
     operation: string,
     runId: string | null,

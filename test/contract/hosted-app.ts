@@ -103,6 +103,7 @@ async function effects(dir: string, kind: string, key: string): Promise<number> 
 async function recordEffect(dir: string, kind: string, key: string): Promise<void> {
   const db = createClient({ url: `file:${join(dir, 'effects.db')}` })
   try {
+    await db.execute('PRAGMA busy_timeout = 5000')
     await db.execute(
       'CREATE TABLE IF NOT EXISTS effects (kind TEXT NOT NULL, key TEXT NOT NULL, at TEXT NOT NULL)',
     )
