@@ -6,10 +6,20 @@
  * our write sends the same body again after restart, which receivers must
  * tolerate (they re-read the decision anyway).
  */
-import type { Client, Row } from '@libsql/client'
-import { SIGNATURE_HEADER, signWebhookBody } from '../pushary/callbacks.js'
-import { isStorableText } from '../pushary/text-rules.js'
+import type { Client } from '@libsql/client'
+import { type AttemptDeps, type AttemptResult, attemptDelivery, numberOf } from './callback-attempt.js'
+import { type CallbackDelivery, readDeliveries } from './callback-deliveries.js'
+import {
+  chooseFairly,
+  type DueCallback,
+  type FairShareLimits,
+  type FlightLoad,
+  resolveFairShare,
+} from './callback-fair-share.js'
 import { exactText } from './exact-text.js'
+
+export { redactUrl } from './callback-attempt.js'
+export type { CallbackDelivery }
 
 /**
  * Retry policy for callback delivery.
@@ -28,36 +38,15 @@ export interface CallbackRetryOptions {
   timeoutMs?: number
   /** How often due rows are scanned besides the wake-up after enqueue (default 1 000 ms). */
   scanIntervalMs?: number
-  /** Deliveries in flight at once to one host (`host:port`), default 4. */
+  /** Deliveries in flight at once to one host (`host:port`), default 4 (1 while its last attempt failed). */
   perHostConcurrency?: number
-  /** Deliveries in flight at once in total, default 64. */
+  /** Deliveries in flight at once for one customer (`externalId`), default a quarter of `maxConcurrency`. */
+  perCustomerConcurrency?: number
+  /**
+   * Deliveries in flight at once in total, default 64. The last quarter is
+   * kept for receivers with nothing in flight (`callback-fair-share.ts`).
+   */
   maxConcurrency?: number
-}
-
-/**
- * One delivery as `GET /decisions/:id` reports it.
- *
- * @example
- * const failed = deliveries.filter((delivery: CallbackDelivery) => delivery.state === 'failed')
- */
-export interface CallbackDelivery {
-  deliveryId: number
-  event: string
-  url: string
-  state: 'pending' | 'delivered' | 'failed'
-  attempts: number
-  nextAttemptAt: string | null
-  lastAttemptAt: string | null
-  lastStatusCode: number | null
-  lastError: string | null
-  deliveredAt: string | null
-  history: Array<{
-    attempt: number
-    at: string
-    statusCode: number | null
-    error: string | null
-    ok: boolean
-  }>
 }
 
 /** The delivery worker. */
@@ -83,10 +72,29 @@ interface OutboxDeps {
 // Rows read per page while looking for deliveries that may start.
 const SCAN_PAGE = 100
 // Pages read per scan: bounds the work of one scan when thousands of rows
-// wait for hosts that are at their cap.
+// wait for receivers that are at their cap.
 const SCAN_MAX_PAGES = 50
+// Receivers remembered as failing; the oldest is forgotten beyond this, so
+// a flood of distinct hosts cannot grow the map without bound.
+const FAILING_MAX = 10_000
 
-function hostOf(url: string): string {
+/** The worker's state, shared by its named functions. */
+interface Outbox {
+  readonly db: Client
+  readonly attempt: AttemptDeps
+  readonly fair: FairShareLimits
+  readonly report: (error: unknown) => void
+  readonly closing: AbortController
+  readonly inFlight: Map<number, Promise<void>>
+  readonly receivers: Map<string, number>
+  readonly customers: Map<string, number>
+  readonly failing: Set<string>
+  scanning: Promise<void> | null
+  rescan: boolean
+  closed: boolean
+}
+
+function receiverOf(url: string): string {
   try {
     return new URL(url).host.toLowerCase()
   } catch {
@@ -94,43 +102,119 @@ function hostOf(url: string): string {
   }
 }
 
-function n(row: Row, column: string): number | null {
-  const value = row[column]
-  return typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : null
+function count(map: Map<string, number>, key: string, by: 1 | -1): void {
+  const next = (map.get(key) ?? 0) + by
+  if (next <= 0) map.delete(key)
+  else map.set(key, next)
 }
 
-function s(row: Row, column: string): string | null {
-  const value = row[column]
-  return typeof value === 'string' ? value : null
+function load(outbox: Outbox): FlightLoad {
+  return {
+    total: outbox.inFlight.size,
+    receivers: outbox.receivers,
+    customers: outbox.customers,
+    failing: (receiver) => outbox.failing.has(receiver),
+  }
+}
+
+function noteResult(outbox: Outbox, receiver: string, result: AttemptResult): void {
+  if (result === 'ok') outbox.failing.delete(receiver)
+  if (result !== 'failed') return
+  outbox.failing.delete(receiver)
+  outbox.failing.add(receiver)
+  if (outbox.failing.size > FAILING_MAX) {
+    const oldest = outbox.failing.values().next().value
+    if (oldest !== undefined) outbox.failing.delete(oldest)
+  }
 }
 
 /**
- * The URL with any `user:password@` replaced. New decisions cannot carry
- * credentials (the create schema refuses them), but a row written by an older
- * version may, and neither the delivery list nor an error may echo them.
- *
- * @example
- * redactUrl('https://u:p@example.com/cb') // 'https://***@example.com/cb'
+ * The due rows that could start now, oldest due first, by keyset pages: rows
+ * in flight are passed over, and a receiver or customer keeps no more rows
+ * than it has free slots, so one slow receiver's backlog never hides
+ * another's due callback.
  */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.username === '' && parsed.password === '') return url
-    parsed.username = '***'
-    parsed.password = ''
-    return parsed.href
-  } catch {
-    return url.replace(/\/\/[^/@]*@/, '//***@')
+async function readDue(outbox: Outbox, nowMs: number): Promise<DueCallback[]> {
+  const due: DueCallback[] = []
+  const perReceiver = new Map(outbox.receivers)
+  const perCustomer = new Map(outbox.customers)
+  let after: [number, number] = [-1, 0]
+  for (let page = 0; page < SCAN_MAX_PAGES && !outbox.closed; page += 1) {
+    const rows = await outbox.db.execute({
+      sql: `SELECT c.delivery_id, c.next_attempt_ms, CAST(c.url AS BLOB) AS exact_url,
+                   (SELECT d.external_id FROM decisions d WHERE d.decision_id = c.decision_id) AS customer
+            FROM callback_deliveries c
+            WHERE c.state = 'pending' AND c.next_attempt_ms <= ?
+              AND (c.next_attempt_ms > ? OR (c.next_attempt_ms = ? AND c.delivery_id > ?))
+            ORDER BY c.next_attempt_ms ASC, c.delivery_id ASC LIMIT ?`,
+      args: [nowMs, after[0], after[0], after[1], SCAN_PAGE],
+    })
+    for (const row of rows.rows) {
+      const deliveryId = numberOf(row, 'delivery_id') ?? 0
+      const dueMs = numberOf(row, 'next_attempt_ms') ?? 0
+      after = [dueMs, deliveryId]
+      if (outbox.inFlight.has(deliveryId)) continue
+      const receiver = receiverOf(exactText(row, 'exact_url') ?? '')
+      const customer = typeof row.customer === 'string' ? row.customer : ''
+      if ((perReceiver.get(receiver) ?? 0) >= outbox.fair.perReceiver) continue
+      if ((perCustomer.get(customer) ?? 0) >= outbox.fair.perCustomer) continue
+      count(perReceiver, receiver, 1)
+      count(perCustomer, customer, 1)
+      due.push({ deliveryId, receiver, customer, dueMs })
+    }
+    if (rows.rows.length < SCAN_PAGE) break
   }
+  return due
 }
 
-function hasCredentials(url: string): boolean {
-  try {
-    const parsed = new URL(url)
-    return parsed.username !== '' || parsed.password !== ''
-  } catch {
-    return false
+/** Runs one chosen delivery; its slot is counted until the attempt is recorded. */
+function start(outbox: Outbox, entry: DueCallback): void {
+  count(outbox.receivers, entry.receiver, 1)
+  count(outbox.customers, entry.customer, 1)
+  const run = (async () => {
+    const rows = await outbox.db.execute({
+      sql: `SELECT delivery_id, attempts, body, event, CAST(url AS BLOB) AS exact_url
+            FROM callback_deliveries WHERE delivery_id = ? AND state = 'pending'`,
+      args: [entry.deliveryId],
+    })
+    const row = rows.rows[0]
+    if (row === undefined) return
+    noteResult(outbox, entry.receiver, await attemptDelivery(row, outbox.attempt))
+  })()
+    .catch(outbox.report)
+    .finally(() => {
+      outbox.inFlight.delete(entry.deliveryId)
+      count(outbox.receivers, entry.receiver, -1)
+      count(outbox.customers, entry.customer, -1)
+      // A freed slot may let a waiting row start now.
+      wake(outbox)
+    })
+  outbox.inFlight.set(entry.deliveryId, run)
+}
+
+async function scan(outbox: Outbox): Promise<void> {
+  do {
+    outbox.rescan = false
+    if (outbox.inFlight.size >= outbox.fair.maxConcurrency) return
+    const due = await readDue(outbox, outbox.attempt.now())
+    if (outbox.closed) return
+    for (const entry of chooseFairly(due, load(outbox), outbox.fair)) {
+      if (!outbox.inFlight.has(entry.deliveryId)) start(outbox, entry)
+    }
+  } while (outbox.rescan && !outbox.closed)
+}
+
+function wake(outbox: Outbox): void {
+  if (outbox.closed) return
+  if (outbox.scanning !== null) {
+    outbox.rescan = true
+    return
   }
+  outbox.scanning = scan(outbox)
+    .catch(outbox.report)
+    .finally(() => {
+      outbox.scanning = null
+    })
 }
 
 /**
@@ -142,191 +226,51 @@ function hasCredentials(url: string): boolean {
  * await outbox.close()
  */
 export function createCallbackOutbox(deps: OutboxDeps): CallbackOutbox {
-  const maxAttempts = Math.max(1, deps.retry?.maxAttempts ?? 6)
-  const baseDelayMs = Math.max(1, deps.retry?.baseDelayMs ?? 1_000)
-  const maxDelayMs = Math.max(baseDelayMs, deps.retry?.maxDelayMs ?? 60_000)
-  const timeoutMs = Math.max(1, deps.retry?.timeoutMs ?? 10_000)
-  const scanIntervalMs = Math.max(10, deps.retry?.scanIntervalMs ?? 1_000)
-  const perHostConcurrency = Math.max(1, deps.retry?.perHostConcurrency ?? 4)
-  const maxConcurrency = Math.max(1, deps.retry?.maxConcurrency ?? 64)
-  const report =
-    deps.onError ?? ((error: unknown) => console.error('Pushary dev server: callback worker', error))
-
-  const inFlight = new Map<number, Promise<void>>()
-  const perHost = new Map<string, number>()
+  const retry = deps.retry ?? {}
+  const baseDelayMs = Math.max(1, retry.baseDelayMs ?? 1_000)
   const closing = new AbortController()
-  let scanning: Promise<void> | null = null
-  let rescan = false
-  let closed = false
-
-  const attempt = async (row: Row): Promise<void> => {
-    const deliveryId = n(row, 'delivery_id') ?? 0
-    const attemptNo = (n(row, 'attempts') ?? 0) + 1
-    const body = s(row, 'body') ?? ''
-    // Read as stored bytes: a NUL (written by an older version) would otherwise
-    // cut the URL and deliver the answer to a different path.
-    const url = exactText(row, 'exact_url') ?? ''
-    let statusCode: number | null = null
-    let error: string | null = null
-    try {
-      // fetch refuses such URLs with a message quoting them; say why instead.
-      if (hasCredentials(url)) throw new Error('the callback URL contains credentials (user:password@)')
-      if (!isStorableText(url)) throw new Error('the callback URL contains NUL or unpaired surrogates')
-      // Checked again here: a name may resolve elsewhere than at create, and
-      // rows written by an older version were never checked.
-      const refused = deps.checkUrl ? await deps.checkUrl(url) : null
-      if (refused !== null) throw new Error(refused)
-      const secret = await deps.webhookSecret()
-      const response = await deps.fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          [SIGNATURE_HEADER]: signWebhookBody(body, secret),
-          'x-pushary-event': s(row, 'event') ?? '',
-          'x-pushary-delivery': String(deliveryId),
-        },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
-      })
-      statusCode = response.status
-      await response.body?.cancel().catch(() => {})
-      if (statusCode < 200 || statusCode >= 300) error = `HTTP ${statusCode}`
-    } catch (cause) {
-      // Shutting down is not the receiver's fault: leave the row due.
-      if (closing.signal.aborted) return
-      error = (cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause))
-        .split(url)
-        .join(redactUrl(url))
-    }
-    const nowMs = deps.now()
-    const at = new Date(nowMs).toISOString()
-    const ok = error === null
-    const delay = Math.min(maxDelayMs, baseDelayMs * 2 ** (attemptNo - 1))
-    const state = ok ? 'delivered' : attemptNo >= maxAttempts ? 'failed' : 'pending'
-    await deps.db.batch(
-      [
-        {
-          sql: `INSERT OR REPLACE INTO callback_attempts (delivery_id, attempt, at, status_code, error, ok)
-                VALUES (?, ?, ?, ?, ?, ?)`,
-          args: [deliveryId, attemptNo, at, statusCode, error, ok ? 1 : 0],
-        },
-        {
-          sql: `UPDATE callback_deliveries SET state = ?, attempts = ?, next_attempt_ms = ?, last_attempt_at = ?,
-                last_status_code = ?, last_error = ?, delivered_at = ? WHERE delivery_id = ?`,
-          args: [state, attemptNo, nowMs + delay, at, statusCode, error, ok ? at : null, deliveryId],
-        },
-      ],
-      'write',
-    )
+  const outbox: Outbox = {
+    db: deps.db,
+    attempt: {
+      db: deps.db,
+      fetch: deps.fetch,
+      webhookSecret: deps.webhookSecret,
+      now: deps.now,
+      checkUrl: deps.checkUrl,
+      closing: closing.signal,
+      timeoutMs: Math.max(1, retry.timeoutMs ?? 10_000),
+      maxAttempts: Math.max(1, retry.maxAttempts ?? 6),
+      baseDelayMs,
+      maxDelayMs: Math.max(baseDelayMs, retry.maxDelayMs ?? 60_000),
+    },
+    fair: resolveFairShare({
+      maxConcurrency: Math.max(1, retry.maxConcurrency ?? 64),
+      perReceiver: Math.max(1, retry.perHostConcurrency ?? 4),
+      perCustomer: retry.perCustomerConcurrency,
+    }),
+    report: deps.onError ?? (() => {}),
+    closing,
+    inFlight: new Map(),
+    receivers: new Map(),
+    customers: new Map(),
+    failing: new Set(),
+    scanning: null,
+    rescan: false,
+    closed: false,
   }
-
-  // Each receiver is served on its own: rows in flight, and rows of a host
-  // already at its cap, are passed over, so one slow receiver never holds
-  // back another's due callbacks.
-  const start = (row: Row): void => {
-    const id = n(row, 'delivery_id') ?? 0
-    const host = hostOf(exactText(row, 'exact_url') ?? '')
-    perHost.set(host, (perHost.get(host) ?? 0) + 1)
-    const run = attempt(row)
-      .catch(report)
-      .finally(() => {
-        inFlight.delete(id)
-        const left = (perHost.get(host) ?? 1) - 1
-        if (left <= 0) perHost.delete(host)
-        else perHost.set(host, left)
-        // A freed slot may let a waiting row of this host start now.
-        wake()
-      })
-    inFlight.set(id, run)
-  }
-
-  const scan = async (): Promise<void> => {
-    do {
-      rescan = false
-      const nowMs = deps.now()
-      let after: [number, number] = [-1, 0]
-      for (let page = 0; page < SCAN_MAX_PAGES && !closed && inFlight.size < maxConcurrency; page += 1) {
-        const due = await deps.db.execute({
-          sql: `SELECT *, CAST(url AS BLOB) AS exact_url FROM callback_deliveries
-                WHERE state = 'pending' AND next_attempt_ms <= ?
-                  AND (next_attempt_ms > ? OR (next_attempt_ms = ? AND delivery_id > ?))
-                ORDER BY next_attempt_ms ASC, delivery_id ASC LIMIT ?`,
-          args: [nowMs, after[0], after[0], after[1], SCAN_PAGE],
-        })
-        for (const row of due.rows) {
-          const id = n(row, 'delivery_id') ?? 0
-          after = [n(row, 'next_attempt_ms') ?? 0, id]
-          if (closed || inFlight.size >= maxConcurrency) break
-          if (inFlight.has(id)) continue
-          if ((perHost.get(hostOf(exactText(row, 'exact_url') ?? '')) ?? 0) >= perHostConcurrency) continue
-          start(row)
-        }
-        if (due.rows.length < SCAN_PAGE) break
-      }
-    } while (rescan && !closed)
-  }
-
-  const wake = (): void => {
-    if (closed) return
-    if (scanning !== null) {
-      rescan = true
-      return
-    }
-    scanning = scan()
-      .catch(report)
-      .finally(() => {
-        scanning = null
-      })
-  }
-
-  const timer = setInterval(wake, scanIntervalMs)
+  const timer = setInterval(() => wake(outbox), Math.max(10, retry.scanIntervalMs ?? 1_000))
   timer.unref()
-  wake()
+  wake(outbox)
 
   return {
-    wake,
-    async deliveriesFor(decisionId) {
-      const rows = await deps.db.execute({
-        sql: 'SELECT * FROM callback_deliveries WHERE decision_id = ? ORDER BY delivery_id ASC',
-        args: [decisionId],
-      })
-      const deliveries: CallbackDelivery[] = []
-      for (const row of rows.rows) {
-        const deliveryId = n(row, 'delivery_id') ?? 0
-        const attempts = await deps.db.execute({
-          sql: 'SELECT * FROM callback_attempts WHERE delivery_id = ? ORDER BY attempt ASC',
-          args: [deliveryId],
-        })
-        const state = s(row, 'state') as CallbackDelivery['state']
-        deliveries.push({
-          deliveryId,
-          event: s(row, 'event') ?? '',
-          url: redactUrl(s(row, 'url') ?? ''),
-          state,
-          attempts: n(row, 'attempts') ?? 0,
-          nextAttemptAt: state === 'pending' ? new Date(n(row, 'next_attempt_ms') ?? 0).toISOString() : null,
-          lastAttemptAt: s(row, 'last_attempt_at'),
-          lastStatusCode: n(row, 'last_status_code'),
-          lastError: s(row, 'last_error'),
-          deliveredAt: s(row, 'delivered_at'),
-          history: attempts.rows.map((a) => ({
-            attempt: n(a, 'attempt') ?? 0,
-            at: s(a, 'at') ?? '',
-            statusCode: n(a, 'status_code'),
-            error: s(a, 'error'),
-            ok: n(a, 'ok') === 1,
-          })),
-        })
-      }
-      return deliveries
-    },
+    wake: () => wake(outbox),
+    deliveriesFor: (decisionId) => readDeliveries(deps.db, decisionId),
     async close() {
-      closed = true
+      outbox.closed = true
       clearInterval(timer)
       closing.abort()
-      await scanning
-      await Promise.allSettled([...inFlight.values()])
+      await outbox.scanning
+      await Promise.allSettled([...outbox.inFlight.values()])
     },
   }
 }
