@@ -10,6 +10,7 @@ import type { Client, InArgs, Transaction } from '@libsql/client'
 import type { ReviewState } from '../machines/review-lifecycle.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
+import { sqliteConnection } from './sqlite-connection.js'
 import { addPermitColumn, sqliteActionStatements, sqlitePermitStatements } from './sqlite-permits.js'
 import { ACTIVE, sqliteOneStatementWrites, TRANSITION_TRIGGER } from './sqlite-transitions.js'
 import { checkedSqliteUrl } from './sqlite-url.js'
@@ -36,9 +37,6 @@ export interface SqliteReviewStoreOptions {
   /** Clock for transition times. */
   readonly now?: () => Date
 }
-
-const SQLITE_BUSY_TIMEOUT_MS = 10
-const MAX_BUSY_ATTEMPTS = 10_000
 
 const MIGRATION = [
   `CREATE TABLE IF NOT EXISTS pushary_reviews (
@@ -84,15 +82,6 @@ const MIGRATION = [
 
 type Executor = Pick<Client, 'execute'> | Transaction
 
-function isBusy(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false
-  const { code, extendedCode } = error as { code?: unknown; extendedCode?: unknown }
-  return [code, extendedCode].some(
-    (value) =>
-      typeof value === 'string' && (value.startsWith('SQLITE_BUSY') || value.startsWith('SQLITE_LOCKED')),
-  )
-}
-
 /** The partial unique index's refusal of a second active review in one run, as the store's conflict. */
 function asActiveRunConflict(error: unknown): unknown {
   if (typeof error !== 'object' || error === null) return error
@@ -103,10 +92,6 @@ function asActiveRunConflict(error: unknown): unknown {
     typeof message === 'string' &&
     message.includes('pushary_reviews.run_id')
   return violation ? new ActiveRunConflict('run already has an active review', { cause: error }) : error
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 function writeTransaction(tx: Transaction): ReviewWriteTransaction {
@@ -191,80 +176,10 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
     })
   }
 
-  // `@libsql/client` (and its native binding) loads on the first operation,
-  // not when the package is imported: an application that never opens a
-  // SQLite store never pays for it. `timeout` is SQLite's busy timeout
-  // (PRAGMA busy_timeout) for the connection, set at open so a reconnect
-  // keeps it. It is short on purpose: libsql waits synchronously and freezes
-  // this process's event loop, so longer waits happen below, asynchronously,
-  // with jittered backoff. One connection is enough, since libsql gives a
-  // process no parallelism.
-  let client: Client | undefined
-  let opening: Promise<Client> | undefined
-  function connect(): Promise<Client> {
-    opening ??= import('@libsql/client')
-      .then(({ createClient }) => {
-        client = createClient({ url, timeout: SQLITE_BUSY_TIMEOUT_MS, concurrency: 1 })
-        return client
-      })
-      .catch((cause: unknown) => {
-        opening = undefined
-        throw new PusharyStoreError({
-          code: 'invalid_options',
-          operation: 'createSqliteReviewStore',
-          field: 'url',
-          message: `cannot open ${url}: ${cause instanceof Error ? cause.message : String(cause)}`,
-          cause,
-        })
-      })
-    return opening
-  }
-  /** The open connection; only called after `migrate()`, which opens it. */
-  function db(): Client {
-    if (client === undefined) throw new Error('the SQLite review store was used before it opened')
-    return client
-  }
+  const connection = sqliteConnection(url, busyTimeoutMs)
 
-  // Every operation of this store runs alone on its one connection. A second
-  // transaction of the same process would otherwise wait for the file lock
-  // inside SQLite while the first could not reach its COMMIT, and the
-  // reconnect below must never close a connection something else is using.
-  let queue: Promise<unknown> = Promise.resolve()
-  function serial<T>(body: () => Promise<T>): Promise<T> {
-    const result = queue.then(body, body)
-    queue = result.catch(() => undefined)
-    return result
-  }
-
-  async function withBusyRetry<T>(operation: string, body: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + busyTimeoutMs
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        return await serial(body)
-      } catch (error) {
-        if (!isBusy(error)) throw error
-        // A BEGIN IMMEDIATE that failed with SQLITE_BUSY leaves its statement
-        // un-reset inside libsql, and every later COMMIT on that connection
-        // then fails with "SQL statements in progress". Discard it.
-        await serial(async () => {
-          await db().reconnect()
-        })
-        if (Date.now() >= deadline || attempt >= MAX_BUSY_ATTEMPTS) {
-          throw new PusharyStoreError({
-            code: 'database_busy',
-            operation,
-            message: `the database stayed locked for ${busyTimeoutMs} ms (${attempt + 1} attempts); retry later`,
-            cause: error,
-          })
-        }
-        // Full jitter keeps several waiting processes from retrying in lockstep.
-        await sleep(Math.random() * Math.min(2 ** attempt, 40))
-      }
-    }
-  }
-
-  async function inTransaction<T>(body: (tx: Transaction) => Promise<T>): Promise<T> {
-    const tx = await db().transaction('write')
+  async function inTransaction<T>(db: Client, body: (tx: Transaction) => Promise<T>): Promise<T> {
+    const tx = await db.transaction('write')
     try {
       const result = await body(tx)
       await tx.commit()
@@ -279,28 +194,29 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
 
   let ready: Promise<void> | undefined
   function migrate(): Promise<void> {
-    ready ??= withBusyRetry('migrate', async () => {
-      const client = await connect()
-      // WAL is a property of the file; switching needs an exclusive lock, so
-      // only the first opener (mode still 'delete') asks for it.
-      const mode = await client.execute('PRAGMA journal_mode')
-      if (String(mode.rows[0]?.journal_mode).toLowerCase() !== 'wal') {
-        await client.execute('PRAGMA journal_mode = WAL')
-      }
-      await inTransaction(async (tx) => {
-        for (const sql of MIGRATION) await tx.execute(sql)
-        await addPermitColumn(tx)
+    ready ??= connection
+      .run('migrate', async (client) => {
+        // WAL is a property of the file; switching needs an exclusive lock, so
+        // only the first opener (mode still 'delete') asks for it.
+        const mode = await client.execute('PRAGMA journal_mode')
+        if (String(mode.rows[0]?.journal_mode).toLowerCase() !== 'wal') {
+          await client.execute('PRAGMA journal_mode = WAL')
+        }
+        await inTransaction(client, async (tx) => {
+          for (const sql of MIGRATION) await tx.execute(sql)
+          await addPermitColumn(tx)
+        })
       })
-    }).catch((error: unknown) => {
-      ready = undefined
-      throw error
-    })
+      .catch((error: unknown) => {
+        ready = undefined
+        throw error
+      })
     return ready
   }
 
   async function statement<T>(operation: string, body: (db: Client) => Promise<T>): Promise<T> {
     await migrate()
-    return withBusyRetry(operation, () => body(db()))
+    return connection.run(operation, body)
   }
   const read = <T>(body: (db: Executor) => Promise<T>): Promise<T> => statement('read', body)
 
@@ -308,7 +224,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
   const driver: ReviewStoreDriver = {
     async write(operation, _runId, body) {
       await migrate()
-      return withBusyRetry(operation, () => inTransaction((tx) => body(writeTransaction(tx))))
+      return connection.run(operation, (db) => inTransaction(db, (tx) => body(writeTransaction(tx))))
     },
     selectReview: (decisionId) =>
       read(async (db) => {
@@ -354,8 +270,8 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
       }),
     async insertReceipt(receipt: ReviewReceipt) {
       await migrate()
-      await withBusyRetry('recordReceipt', () =>
-        db().execute({
+      await connection.run('recordReceipt', (db) =>
+        db.execute({
           sql: 'INSERT INTO pushary_review_receipts (decision_id, received_at, body) VALUES (?, ?, ?)',
           args: [receipt.decisionId, receipt.receivedAt, receipt.body],
         }),
@@ -383,10 +299,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
     async close() {
       if (closed) return
       closed = true
-      await queue
-      // An open still loading finishes first, so its connection is closed too.
-      await opening?.catch(() => undefined)
-      client?.close()
+      await connection.close()
     },
   }
   return driver
