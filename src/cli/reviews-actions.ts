@@ -181,14 +181,17 @@ async function list(
     rows.push(...(await store.listByState(state, { limit: command.limit })))
   }
   if (json) {
-    io.stdout.write(`${terminalSafe(JSON.stringify(rows))}\n`)
+    const listed = []
+    for (const review of rows) listed.push({ ...review, action: await store.actionOf(review.decisionId) })
+    io.stdout.write(`${terminalSafe(JSON.stringify(listed))}\n`)
     return 0
   }
   if (rows.length === 0) io.stdout.write(`no reviews in ${command.states.join(', ')}\n`)
   for (const review of rows) {
     // Why it is in this state (e.g. a multi-item parent claimed while fanning out).
     const reason = (await store.history(review.decisionId)).at(-1)?.reason
-    const row = `${review.decisionId}  ${review.state.padEnd(9)}  ${review.target}  ${where(review)}${reason ? `  "${reason}"` : ''}`
+    const action = (await store.actionOf(review.decisionId))?.outcome ?? '-'
+    const row = `${review.decisionId}  ${review.state.padEnd(9)}  action ${action.padEnd(7)}  ${review.target}  ${where(review)}${reason ? `  "${reason}"` : ''}`
     io.stdout.write(`${terminalSafe(row)}\n`)
   }
   return 0
@@ -208,13 +211,16 @@ async function show(
   // a time that stopped moving is what tells an operator the holder is gone.
   const claim = await store.claimState(command.decisionId)
   const run = command.mastra ? await readRun(command.mastra, review) : null
+  // What happened to the approved action, as the ending read it from the evidence.
+  const action = await store.actionOf(command.decisionId)
   if (json) {
-    io.stdout.write(`${terminalSafe(JSON.stringify({ review, claim, history, receipts, run }))}\n`)
+    io.stdout.write(`${terminalSafe(JSON.stringify({ review, action, claim, history, receipts, run }))}\n`)
     return 0
   }
   const lines = [
     `decision   ${review.decisionId}`,
     `state      ${review.state} since ${claim?.since ?? '?'}${review.state === 'resuming' ? ' (a live holder keeps this time moving)' : ''}`,
+    `action     ${action ? `${action.outcome} (${action.at}): ${action.reason}` : 'not recorded'}`,
     `target     ${review.target}: ${where(review)}`,
     `binding    ${JSON.stringify(review)}`,
     'history',
@@ -268,6 +274,13 @@ async function recover(
 ): Promise<number> {
   await refuseLiveClaim(store, command.decisionId, command.leaseMs, new Date())
   await store.recover(command.decisionId, command.outcome, command.reason)
+  // The operator's confirmation is the evidence now: it refines the action outcome.
+  if (command.outcome !== 'pending') {
+    await store.recordAction(command.decisionId, {
+      outcome: command.outcome === 'completed' ? 'ran' : 'not_run',
+      reason: `confirmed by the operator: ${command.reason}`,
+    })
+  }
   const review = await store.get(command.decisionId)
   const last = (await store.history(command.decisionId)).at(-1)
   const line = json

@@ -11,6 +11,7 @@ import { attemptResume } from './resume-guard.js'
 import { completeElsewhere, endResumedReview, endStale } from './review-endings.js'
 import { claimLease, conflictOption, type DispatchContext } from './review-kinds.js'
 import { type VerifiedAnswer, verifiedAnswer } from './verified-answer.js'
+import { runEndedWithout, withdrawQuestion } from './withdraw-question.js'
 import { checkedWorkflowPosition } from './worker-capability.js'
 
 /**
@@ -60,7 +61,13 @@ export async function resumePendingReview(
   if (position.problem) return { status: 'misconfigured', decisionId, ...position.problem }
   const { snapshot, progress } = position
   const verified = await verifiedAnswer(context, review)
-  if ('status' in verified) return verified
+  if ('status' in verified) {
+    // Still open, but nobody will ever resume it: withdraw the question.
+    if (verified.status === 'pending' && runEndedWithout(snapshot, progress)) {
+      return withdrawQuestion(context, review, snapshot.status)
+    }
+    return verified
+  }
 
   // Mastra persists the snapshot only after the suspending step returns, so
   // a fast answer can arrive before the run is suspended. Do not claim then.

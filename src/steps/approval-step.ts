@@ -1,3 +1,4 @@
+import type { Mastra } from '@mastra/core/mastra'
 import { createStep } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
 import type { PusharyClient } from '../pushary/client.js'
@@ -316,15 +317,22 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         ...(expiresAt === undefined ? {} : { expiresAt }),
         state: 'pending',
       }
-      if (store) await store.save(review)
-      await deliverFallback(mastra, path, fallback, created, {
-        decisionId,
-        externalId,
-        workflowId,
-        runId,
-        stepId,
-        ...(expiresAt === undefined ? {} : { expiresAt }),
-      })
+      try {
+        if (store) await store.save(review)
+        await deliverFallback(mastra, path, fallback, created, {
+          decisionId,
+          externalId,
+          workflowId,
+          runId,
+          stepId,
+          ...(expiresAt === undefined ? {} : { expiresAt }),
+        })
+      } catch (error) {
+        // The run fails here without waiting on its question: withdraw it
+        // (and so its link), so nobody approves something that will never run.
+        await withdrawAsked(client, mastra, decisionId, error)
+        throw error
+      }
       return suspend(
         {
           decisionId,
@@ -336,6 +344,27 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       )
     },
   })
+}
+
+/** Cancels a decision the failing step asked; a failed cancel is logged, never hides the step's own error. */
+async function withdrawAsked(
+  client: PusharyClient,
+  mastra: Mastra | undefined,
+  decisionId: string,
+  cause: unknown,
+): Promise<void> {
+  const log = mastra?.getLogger()
+  const why = cause instanceof Error ? cause.message : String(cause)
+  try {
+    await client.decisions.cancel(decisionId)
+    log?.warn(
+      `[pushary] withdrew decision ${decisionId} (cancelled, its link with it): the approval step failed after asking (${why}); check the step's store and onFallback`,
+    )
+  } catch (error) {
+    log?.error(
+      `[pushary] decision ${decisionId} stays open although its step failed (${why}); cancelling it failed: ${error instanceof Error ? error.message : String(error)}. Cancel it with client.decisions.cancel`,
+    )
+  }
 }
 
 /**

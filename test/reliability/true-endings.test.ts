@@ -118,17 +118,17 @@ describe('a failed receipt never becomes completed (finding 4)', () => {
     const started = await approved('o-fails')
     const dispatched = await host('dispatch', env.dir, started, { PUSHARY_TEST_ACTION_FAILS: '1' })
     expect(dispatched).toMatchObject({ status: 'uncertain', run: 'failed' })
-    expect(await host('state', env.dir, started)).toMatchObject({
-      state: 'uncertain',
-      action: { outcome: 'failed' },
-    })
+    // The same evidence read again by recover: still the failed action, never completed.
     const recovered = await host('recover', env.dir, started)
     expect(recovered).toMatchObject({
       status: 'uncertain',
       actionOutcome: 'failed',
       reasonCode: 'permit_receipt_failed',
     })
-    expect(await host('state', env.dir, started)).toMatchObject({ state: 'uncertain' })
+    expect(await host('state', env.dir, started)).toMatchObject({
+      state: 'uncertain',
+      action: { outcome: 'failed' },
+    })
     expect(await effectsOf(started.runId)).toHaveLength(0)
   }, 180_000)
 })
