@@ -86,10 +86,12 @@ export type { ReviewEvent, ReviewEventType, ReviewState } from './machines/revie
 // Review stores (src/store)
 export { pusharyAgentReviewSchema } from './store/review-schema.js'
 export type {
+  PusharyActionOutcome,
   PusharyAgentReview,
   PusharyReview,
   PusharyReviewInput,
   PusharyWorkflowReview,
+  ReviewAction,
   ReviewPermit,
   ReviewReceipt,
   ReviewTransition,
