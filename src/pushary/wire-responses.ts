@@ -393,13 +393,8 @@ export interface DecisionCallback {
   value: string | null
   answeredAt: string | null
   context?: string
-  /**
-   * The question's type when the sender includes it; `approved` needs it to
-   * be `'confirm'` (or absent, as on the hosted API). A type that is present
-   * but not one of the three reads as `'unknown'`, with the wire value in
-   * `rawType`, and is never approval.
-   */
+  /** The type when sent; `approved` needs `'confirm'` (or none, as hosted). Unknown ones read `'unknown'`. */
   type?: z.infer<typeof decisionTypeSchema> | 'unknown'
-  /** The wire value of an unknown `type` (non-strings as JSON). */
+  /** The wire value of an unknown `type` (non-strings as JSON); such a callback is never approval. */
   rawType?: string
 }
