@@ -393,8 +393,7 @@ export interface DecisionCallback {
   value: string | null
   answeredAt: string | null
   context?: string
-  /** The type when sent; `approved` needs `'confirm'` (or none, as hosted). Unknown ones read `'unknown'`. */
+  /** The type when sent; `approved` needs `'confirm'` (or none, as hosted); an unknown one is never approval. */
   type?: z.infer<typeof decisionTypeSchema> | 'unknown'
-  /** The wire value of an unknown `type` (non-strings as JSON); such a callback is never approval. */
-  rawType?: string
+  rawType?: string // the wire value of an unknown `type` (non-strings as JSON)
 }
