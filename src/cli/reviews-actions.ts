@@ -11,7 +11,7 @@ import { createClient } from '@libsql/client'
 import type { Mastra } from '@mastra/core/mastra'
 import { agentWorkflowBinding } from '../agents/agent-binding.js'
 import { checkWorkerConfiguration } from '../agents/dispatcher.js'
-import { claimHolderGone } from '../resume/claim-lease.js'
+import { claimHolderGone, leaseClock } from '../resume/claim-lease.js'
 import {
   type ApprovalLocation,
   type ApprovalProgress,
@@ -253,7 +253,8 @@ async function refuseLiveClaim(
   now: Date,
 ): Promise<void> {
   const claim = await store.claimState(decisionId)
-  if (claim?.state !== 'resuming' || claimHolderGone(claim.since, leaseMs, now)) return
+  // Judged on the store's clock, so a skewed operator machine never reads a live claim as gone.
+  if (claim?.state !== 'resuming' || claimHolderGone(claim.since, leaseMs, leaseClock(claim, now))) return
   const taken = (await store.history(decisionId))
     .filter((entry) => entry.event === 'CLAIM' || entry.event === 'RECLAIM')
     .at(-1)

@@ -6,6 +6,12 @@
  * is only taken over, by one recoverer, once its holder stopped proving it
  * is alive. Workflow, batch-parent and agent resumes all hold their claims
  * through this one module.
+ *
+ * One clock: the store writes a claim's time with its own clock (PostgreSQL's
+ * server, SQLite's host) and reports that clock with the claim
+ * (`claimState().now`), so whether a holder is gone is judged on the store's
+ * clock alone. A host whose clock runs ahead never sees a live claim as
+ * expired, and one whose clock runs behind never makes its own look so.
  */
 import { takeClaimTime } from '../store/claim-times.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
@@ -68,13 +74,28 @@ export async function whileHoldingClaim<T>(
 
 /**
  * Whether the claim's holder stopped keeping it alive. `since` is the
- * claim's time as `store.claimState` returned it.
+ * claim's time as `store.claimState` returned it, and `now` the time to
+ * judge it at: {@link leaseClock}, the store's clock.
  *
  * @example
- * if (!claimHolderGone(claim.since, 30_000, new Date())) return { status: 'busy' }
+ * if (!claimHolderGone(claim.since, 30_000, leaseClock(claim, new Date()))) return { status: 'busy' }
  */
 export function claimHolderGone(since: string, leaseMs: number, now: Date): boolean {
   return now.getTime() - Date.parse(since) >= leaseMs
+}
+
+/**
+ * The time a claim's lease is judged at: the store's clock as `claimState`
+ * reported it with the claim. `fallback` (the caller's clock) only for a
+ * store that does not report its clock, which is sound on one host only.
+ *
+ * @example
+ * const claim = await store.claimState(decisionId)
+ * if (claim && claimHolderGone(claim.since, 30_000, leaseClock(claim, new Date()))) await recover()
+ */
+export function leaseClock(claim: { readonly now?: string | undefined }, fallback: Date): Date {
+  const now = claim.now === undefined ? Number.NaN : Date.parse(claim.now)
+  return Number.isNaN(now) ? fallback : new Date(now)
 }
 
 /**
@@ -82,7 +103,8 @@ export function claimHolderGone(since: string, leaseMs: number, now: Date): bool
  * that holder keeps the claim alive (or the store cannot tell), and
  * `recovery_needed` once the claim stopped moving for a whole lease (the
  * holder crashed), so a retry loop stops instead of spinning on a claim
- * nobody will finish.
+ * nobody will finish. `now` is used only when the store does not report its
+ * own clock ({@link leaseClock}).
  *
  * @example
  * return claimedElsewhere(store, decisionId, 30_000, new Date())
@@ -97,7 +119,7 @@ export async function claimedElsewhere(
 > {
   if (!hasClaimLease(store)) return { status: 'busy', decisionId }
   const claim = await store.claimState(decisionId)
-  if (claim?.state === 'resuming' && claimHolderGone(claim.since, leaseMs, now)) {
+  if (claim?.state === 'resuming' && claimHolderGone(claim.since, leaseMs, leaseClock(claim, now))) {
     return {
       status: 'recovery_needed',
       decisionId,
@@ -111,7 +133,8 @@ export async function claimedElsewhere(
  * Takes over a crash-left claim for recovery: only once its holder stopped
  * keeping it alive for a whole lease, and only for the one recoverer whose
  * compare-and-set on the claim's time wins. `null` when taken over, else the
- * `busy` result to return.
+ * `busy` result to return. The lease is judged on the store's clock
+ * ({@link leaseClock}); `now` only when the store does not report one.
  *
  * @example
  * const refused = await takeOverClaim(store, decisionId, 30_000, new Date())
@@ -126,7 +149,7 @@ export async function takeOverClaim(
   const claim = await store.claimState(decisionId)
   if (claim?.state !== 'resuming')
     return { status: 'busy', decisionId, reason: 'the review is no longer claimed' }
-  if (!claimHolderGone(claim.since, leaseMs, now)) {
+  if (!claimHolderGone(claim.since, leaseMs, leaseClock(claim, now))) {
     return {
       status: 'busy',
       decisionId,

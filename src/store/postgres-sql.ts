@@ -7,6 +7,15 @@
 /** The states in which a review is active: at most one per run (partial unique index). */
 export const ACTIVE = "('resuming', 'uncertain')"
 
+/**
+ * The server's clock now, in the ISO form every stored time has
+ * (`Date.prototype.toISOString`). Lease times are read from it: every host
+ * shares the server, so a lease is judged on one clock whatever each host's
+ * clock says. `clock_timestamp()`, not `now()`: the time of the write, not
+ * of its transaction's start.
+ */
+export const PG_NOW = `to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
 /** The tables and indexes, created if missing; run under one advisory lock per database. */
 export function migration(s: string): string[] {
   return [
@@ -70,7 +79,8 @@ export function migration(s: string): string[] {
 
 /**
  * The claim as one statement, one round trip in autocommit: the row read
- * (for the result), the compare-and-set and the history row. Under READ
+ * (for the result), the compare-and-set and the history row, timed by the
+ * server's clock and returned as `at` (the lease's start). Under READ
  * COMMITTED a concurrent claim of the same row makes the UPDATE wait for it
  * and then re-check `state = $3` against the committed row, so exactly one
  * claim moves it; two claims of different reviews in one run that both pass
@@ -82,13 +92,14 @@ export function claimStatement(s: string): string {
   return `WITH target AS (
       SELECT run_id, state FROM ${s}.pushary_reviews WHERE decision_id = $1
     ), claimed AS (
-      UPDATE ${s}.pushary_reviews SET state = $4, reason = $5, state_changed_at = $6
+      UPDATE ${s}.pushary_reviews SET state = $4, reason = $5, state_changed_at = ${PG_NOW}
       WHERE decision_id = $1 AND run_id = $2 AND state = $3
         AND NOT EXISTS (SELECT 1 FROM ${s}.pushary_reviews WHERE run_id = $2 AND state IN ${ACTIVE})
-      RETURNING decision_id
+      RETURNING decision_id, state_changed_at
     ), logged AS (
       INSERT INTO ${s}.pushary_review_transitions (decision_id, from_state, to_state, event, reason, at)
-      SELECT decision_id, $3, $4, 'CLAIM', $5, $6 FROM claimed
+      SELECT decision_id, $3, $4, 'CLAIM', $5, state_changed_at FROM claimed
     )
-    SELECT run_id, state, EXISTS (SELECT 1 FROM claimed) AS claimed FROM target`
+    SELECT run_id, state, EXISTS (SELECT 1 FROM claimed) AS claimed,
+      (SELECT state_changed_at FROM claimed) AS at FROM target`
 }

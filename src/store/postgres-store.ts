@@ -8,7 +8,7 @@
  * UPDATE` (and, for `save`, takes a transaction-scoped advisory lock on the run).
  */
 
-import { ACTIVE, claimStatement, migration } from './postgres-sql.js'
+import { ACTIVE, claimStatement, migration, PG_NOW } from './postgres-sql.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import { createReviewStore } from './store-core.js'
@@ -19,7 +19,12 @@ import { nullableText, type StoredTransitionRow, storedReviewRow } from './store
 interface PostgresCommonOptions {
   /** Schema holding the tables (created if missing). Default `public`. */
   readonly schema?: string
-  /** Clock for transition times. */
+  /**
+   * Clock for the times of writes that are not leases (save, finish,
+   * recover). A lease's times (claim, keepAlive, reclaim) are the server's
+   * clock, read inside the statement, so hosts whose clocks disagree still
+   * judge every lease on one clock.
+   */
   readonly now?: () => Date
 }
 
@@ -162,6 +167,10 @@ function writeTransaction(client: PusharyPgPoolClient, s: string): ReviewWriteTr
         [row.decisionId, row.from, row.to, row.event, row.reason, row.at],
       )
     },
+    async clock() {
+      const result = await client.query(`SELECT ${PG_NOW} AS now`)
+      return String((result.rows[0] as Record<string, unknown> | undefined)?.now)
+    },
   }
 }
 
@@ -265,7 +274,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
           return await pooled.query({
             name: claimName,
             text: claimSql,
-            values: [claim.decisionId, claim.runId, claim.from, claim.to, claim.reason, claim.at],
+            values: [claim.decisionId, claim.runId, claim.from, claim.to, claim.reason],
           })
         } catch (error) {
           if (sqlState(error) === '23505') {
@@ -276,7 +285,10 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
       })
       const row = result.rows[0] as Record<string, unknown> | undefined
       if (row === undefined) return null
-      return { runId: String(row.run_id), state: String(row.state), claimed: row.claimed === true }
+      const moved = { runId: String(row.run_id), state: String(row.state) }
+      return row.claimed === true
+        ? { ...moved, claimed: true as const, at: String(row.at) }
+        : { ...moved, claimed: false as const }
     },
     async selectReview(decisionId) {
       const rows = await query(
@@ -284,6 +296,15 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
         [decisionId],
       )
       return rows[0] === undefined ? null : storedReviewRow(rows[0])
+    },
+    async selectClaimState(decisionId) {
+      const rows = await query(
+        `SELECT state, state_changed_at, ${PG_NOW} AS now FROM ${s}.pushary_reviews WHERE decision_id = $1`,
+        [decisionId],
+      )
+      const row = rows[0]
+      if (row === undefined) return null
+      return { state: String(row.state), stateChangedAt: String(row.state_changed_at), now: String(row.now) }
     },
     async selectByState(state, limit, after) {
       // Keyset paging: a cursor that left the state has lost its place, so

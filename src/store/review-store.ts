@@ -72,18 +72,24 @@ export interface PusharyReviewStore {
    * Takes over a crash-left `resuming` claim for recovery. `since` is the time
    * of the review's last transition as the caller read it (`history`); the
    * takeover succeeds (`true`) for exactly one caller that saw that claim,
-   * across processes and hosts, and moves the claim's time forward.
+   * across processes and hosts, and moves the claim's time forward (the
+   * store's clock, later than `since`).
    */
   reclaim(decisionId: string, since: string, reason: string): Promise<boolean>
   /**
    * The review's state and when it last changed (a `resuming` claim's holder
    * moves that time forward with `keepAlive` while it works), or `null`.
+   * `now` is the store's own clock, read with the row: a claim's lease is
+   * judged as `now - since`, both on the store's clock, never on the
+   * caller's. The package's stores always report it; a store that does not
+   * is judged on the caller's clock, which is only sound on one host.
    */
-  claimState(decisionId: string): Promise<{ state: ReviewState; since: string } | null>
+  claimState(decisionId: string): Promise<{ state: ReviewState; since: string; now?: string } | null>
   /**
    * The holder of a `resuming` claim proves it is alive: moves the claim's
-   * time from `since` to now and returns the new time, or `null` when the
-   * claim is no longer the one it holds (finished, or taken over).
+   * time from `since` to the store's clock now (later than `since`) and
+   * returns the new time, or `null` when the claim is no longer the one it
+   * holds (finished, or taken over).
    */
   keepAlive(decisionId: string, since: string): Promise<string | null>
   /**

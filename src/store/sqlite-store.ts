@@ -12,7 +12,7 @@ import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import { sqliteConnection } from './sqlite-connection.js'
 import { addPermitColumn, sqliteActionStatements, sqlitePermitStatements } from './sqlite-permits.js'
-import { ACTIVE, sqliteOneStatementWrites, TRANSITION_TRIGGER } from './sqlite-transitions.js'
+import { ACTIVE, SQLITE_NOW, sqliteOneStatementWrites, TRANSITION_TRIGGER } from './sqlite-transitions.js'
 import { checkedSqliteUrl } from './sqlite-url.js'
 import { createReviewStore } from './store-core.js'
 import { ActiveRunConflict, type ReviewStoreDriver, type ReviewWriteTransaction } from './store-driver.js'
@@ -34,7 +34,12 @@ export interface SqliteReviewStoreOptions {
    * `PusharyStoreError('database_busy')`.
    */
   readonly busyTimeoutMs?: number
-  /** Clock for transition times. */
+  /**
+   * Clock for the times of writes that are not leases (save, finish,
+   * recover). A lease's times (claim, keepAlive, reclaim) are SQLite's own
+   * clock, read inside the statement: every process sharing the file runs on
+   * the host that holds it, so every lease is judged on that one clock.
+   */
   readonly now?: () => Date
 }
 
@@ -140,6 +145,10 @@ function writeTransaction(tx: Transaction): ReviewWriteTransaction {
         [row.decisionId, row.from, row.to, row.event, row.reason, row.at],
       )
     },
+    async clock() {
+      const result = await run(`SELECT ${SQLITE_NOW} AS now`, [])
+      return String(result.rows[0]?.now)
+    },
   }
 }
 
@@ -234,6 +243,20 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
         })
         const row = result.rows[0]
         return row === undefined ? null : storedReviewRow(row)
+      }),
+    selectClaimState: (decisionId) =>
+      read(async (db) => {
+        const result = await db.execute({
+          sql: `SELECT state, state_changed_at, ${SQLITE_NOW} AS now FROM pushary_reviews WHERE decision_id = ?`,
+          args: [decisionId],
+        })
+        const row = result.rows[0]
+        if (row === undefined) return null
+        return {
+          state: String(row.state),
+          stateChangedAt: String(row.state_changed_at),
+          now: String(row.now),
+        }
       }),
     selectByState: (state: ReviewState, limit: number, after: string | null) =>
       read(async (db) => {

@@ -7,13 +7,22 @@
  * compare-and-set. A statement runs under the file's write lock and is
  * atomic, so the history row exists exactly when the review moved, in one
  * commit (one fsync) without `BEGIN IMMEDIATE`, a row read or a separate
- * update.
+ * update. Each returns the history row's time (`RETURNING at`): its row is
+ * the answer, and a lease's time is the one SQLite wrote.
+ *
+ * Lease times (a claim, a takeover) are SQLite's own clock, read inside the
+ * statement. Every process sharing the file runs on the host that holds it,
+ * so they share that clock; it is the same rule as PostgreSQL's, where the
+ * server's clock times every host's lease.
  */
 import type { Client } from '@libsql/client'
 import type { ClaimStatement, ReviewStoreDriver, TransitionStatement } from './store-driver.js'
 
 /** The states in which a review is active: at most one per run (partial unique index). */
 export const ACTIVE = "('resuming', 'uncertain')"
+
+/** SQLite's clock now, in the ISO form every stored time has (`Date.prototype.toISOString`). */
+export const SQLITE_NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 /**
  * The trigger, created with the tables. A transition row with a `from_state`
@@ -34,9 +43,15 @@ const INSERT_TRANSITION =
   'INSERT INTO pushary_review_transitions (decision_id, from_state, to_state, event, reason, at)'
 
 const CLAIM_SQL = `${INSERT_TRANSITION}
-  SELECT decision_id, ?, ?, 'CLAIM', ?, ? FROM pushary_reviews
+  SELECT decision_id, ?, ?, 'CLAIM', ?, ${SQLITE_NOW} FROM pushary_reviews
   WHERE decision_id = ? AND run_id = ? AND state = ?
-    AND NOT EXISTS (SELECT 1 FROM pushary_reviews WHERE run_id = ? AND state IN ${ACTIVE})`
+    AND NOT EXISTS (SELECT 1 FROM pushary_reviews WHERE run_id = ? AND state IN ${ACTIVE})
+  RETURNING at`
+
+// A takeover's time: SQLite's clock, or a millisecond after the claim it
+// took over when the clock has not passed it, so the old holder's
+// compare-and-set on its time fails.
+const LATER_THAN_SINCE = `max(${SQLITE_NOW}, strftime('%Y-%m-%dT%H:%M:%fZ', ?, '+0.001 seconds'))`
 
 const transitionSql = new Map<string, string>()
 
@@ -48,8 +63,10 @@ function transitionStatement(moves: number, since: boolean): string {
     const cases = Array.from({ length: moves }, () => 'WHEN ? THEN ?').join(' ')
     const states = Array.from({ length: moves }, () => '?').join(', ')
     sql = `${INSERT_TRANSITION}
-      SELECT decision_id, state, CASE state ${cases} END, ?, ?, ? FROM pushary_reviews
-      WHERE decision_id = ? AND state IN (${states})${since ? ' AND state_changed_at = ?' : ''}`
+      SELECT decision_id, state, CASE state ${cases} END, ?, ?, ${since ? LATER_THAN_SINCE : '?'}
+      FROM pushary_reviews
+      WHERE decision_id = ? AND state IN (${states})${since ? ' AND state_changed_at = ?' : ''}
+      RETURNING at`
     transitionSql.set(key, sql)
   }
   return sql
@@ -71,34 +88,37 @@ export function sqliteOneStatementWrites(
   selectReview: ReviewStoreDriver['selectReview'],
   toConflict: (error: unknown) => unknown,
 ): Required<Pick<ReviewStoreDriver, 'claimInOneStatement' | 'transitionInOneStatement'>> {
-  /** Rows the statement inserted: 1 when the review moved, 0 when the compare-and-set failed. */
+  /** The time of the history row the statement inserted, or `null` when the compare-and-set failed. */
   const inserted = (operation: string, sql: string, args: (string | null)[]) =>
     statement(operation, async (db) => {
       try {
-        return (await db.execute({ sql, args })).rowsAffected
+        const { rows } = await db.execute({ sql, args })
+        return rows.length === 1 ? String(rows[0]?.at) : null
       } catch (error) {
         throw toConflict(error)
       }
     })
   return {
     async claimInOneStatement(claim: ClaimStatement) {
-      const { from, to, reason, at, decisionId, runId } = claim
-      const args = [from, to, reason, at, decisionId, runId, from, runId]
-      if ((await inserted('claim', CLAIM_SQL, args)) === 1) return { runId, state: from, claimed: true }
+      const { from, to, reason, decisionId, runId } = claim
+      const args = [from, to, reason, decisionId, runId, from, runId]
+      const at = await inserted('claim', CLAIM_SQL, args)
+      if (at !== null) return { runId, state: from, claimed: true as const, at }
       // Nothing moved: missing, another run's, settled, or held. A review
       // that was claimable and still is lost to the run's active review and
       // is `busy` either way, so a read after the write is enough.
       const row = await selectReview(decisionId)
-      return row === null ? null : { runId: row.runId, state: row.state, claimed: false }
+      return row === null ? null : { runId: row.runId, state: row.state, claimed: false as const }
     },
     async transitionInOneStatement(move: TransitionStatement) {
       const args: (string | null)[] = []
       for (const { from, to } of move.moves) args.push(from, to)
-      args.push(move.event, move.reason, move.at, move.decisionId)
+      args.push(move.event, move.reason, move.since ?? move.at, move.decisionId)
       for (const { from } of move.moves) args.push(from)
       if (move.since !== undefined) args.push(move.since)
       const sql = transitionStatement(move.moves.length, move.since !== undefined)
-      if ((await inserted(move.operation, sql, args)) === 1) return { moved: true as const }
+      const at = await inserted(move.operation, sql, args)
+      if (at !== null) return { moved: true as const, at }
       const row = await selectReview(move.decisionId)
       return row === null ? null : { moved: false as const, state: row.state }
     },

@@ -122,6 +122,10 @@ async function guarded<T>(operation: string, body: () => Promise<T>): Promise<T>
 /**
  * Builds a {@link PusharyReviewStore} over a database driver. Internal: the
  * public factories are `createSqliteReviewStore` and `createPostgresReviewStore`.
+ * `now` times the writes that are not leases (save, finish, recover); a
+ * lease (claim, keepAlive, reclaim) is timed by the database's own clock, and
+ * `claimState` reports that clock beside the claim's time, so a lease is never
+ * judged by one host's clock against another host's write.
  */
 export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): PusharyReviewStore {
   const timestamp = () => now().toISOString()
@@ -246,11 +250,10 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
           const oneStatement = driver.claimInOneStatement
           const [claimable] = CLAIMABLE
           if (oneStatement !== undefined && claimable !== undefined && CLAIMABLE.length === 1) {
-            const at = timestamp()
-            const row = await oneStatement({ decisionId: id, runId: run, ...claimable, reason: why, at })
+            const row = await oneStatement({ decisionId: id, runId: run, ...claimable, reason: why })
             refuseUnclaimable(id, run, row)
             if (row.claimed) {
-              rememberClaimTime(store, id, at)
+              rememberClaimTime(store, id, row.at)
               return 'claimed'
             }
             // Not moved: a settled review stays settled; a claimable one lost
@@ -265,7 +268,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
             const to = nextReviewState(from, 'CLAIM')
             if (to === null) return isTerminalReviewState(from) ? 'settled' : 'busy'
             if (await tx.runHasActiveReview(run)) return 'busy'
-            const at = timestamp()
+            const at = await tx.clock()
             if (!(await tx.setState(id, from, to, why, at))) return 'busy'
             await tx.appendTransition({ decisionId: id, from, to, event: 'CLAIM', reason: why, at })
             rememberClaimTime(store, id, at)
@@ -302,11 +305,10 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         const why = checked(idSchema, reason, 'reclaim', 'reason')
         const oneStatement = driver.transitionInOneStatement
         if (oneStatement !== undefined) {
-          const at = laterThan(seen, timestamp())
           const move = { operation: 'reclaim' as const, decisionId: id, moves: MOVES.RECLAIM, since: seen }
-          const result = await oneStatement({ ...move, event: 'RECLAIM', reason: why, at })
+          const result = await oneStatement({ ...move, event: 'RECLAIM', reason: why, at: null })
           if (result === null) throw notFound('reclaim', id)
-          if (result.moved) rememberClaimTime(store, id, at)
+          if (result.moved) rememberClaimTime(store, id, result.at)
           return result.moved
         }
         return driver.write('reclaim', null, async (tx) => {
@@ -318,7 +320,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
           const from = reviewStateSchema.parse(row.state)
           const to = nextReviewState(from, 'RECLAIM')
           if (to === null || row.stateChangedAt !== seen) return false
-          const at = laterThan(seen, timestamp())
+          const at = laterThan(seen, await tx.clock())
           if (!(await tx.setState(id, from, to, why, at))) return false
           await tx.appendTransition({ decisionId: id, from, to, event: 'RECLAIM', reason: why, at })
           rememberClaimTime(store, id, at)
@@ -329,9 +331,9 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     claimState: (decisionId) =>
       open('claimState', async () => {
         const id = checked(idSchema, decisionId, 'claimState', 'decisionId')
-        const row = await driver.selectReview(id)
+        const row = await driver.selectClaimState(id)
         if (row === null) return null
-        return { state: reviewStateSchema.parse(row.state), since: row.stateChangedAt }
+        return { state: reviewStateSchema.parse(row.state), since: row.stateChangedAt, now: row.now }
       }),
 
     keepAlive: (decisionId, since) =>
@@ -342,7 +344,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
           const row = await tx.selectForUpdate(id)
           if (row?.state !== 'resuming' || row.stateChangedAt !== seen) return null
           // A heartbeat is not a transition: no history row, same state.
-          const at = laterThan(seen, timestamp())
+          const at = laterThan(seen, await tx.clock())
           return (await tx.setState(id, 'resuming', 'resuming', null, at)) ? at : null
         })
       }),

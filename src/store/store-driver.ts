@@ -27,6 +27,12 @@ export interface ReviewWriteTransaction {
     at: string,
   ): Promise<boolean>
   appendTransition(row: StoredTransitionRow): Promise<void>
+  /**
+   * The database's own clock now, as an ISO time in UTC with milliseconds.
+   * Lease times (claim, keepAlive, reclaim) are read from it, never from a
+   * host's clock, so every host judges every lease on one clock.
+   */
+  clock(): Promise<string>
 }
 
 /**
@@ -45,26 +51,34 @@ export interface ReviewStoreDriver extends ReviewPermitDriver, ReviewActionDrive
    * atomically (PostgreSQL). Moves the row from `from` to `to` only when it is
    * bound to `runId`, is still in `from` when the database writes it, and no
    * other review of the run is active (else throws {@link ActiveRunConflict}
-   * when the database refused it), appending the history row with it. Returns
-   * the row's run and state as read before the write, or `null` when there is
-   * no row. Drivers without it run the claim as a write transaction.
+   * when the database refused it), appending the history row with it, at
+   * the database's own clock. Returns the row's run and state as read before
+   * the write and, when it moved, the claim time it wrote; or `null` when
+   * there is no row. Drivers without it run the claim as a write transaction.
    */
   claimInOneStatement?(
     claim: ClaimStatement,
-  ): Promise<{ runId: string; state: string; claimed: boolean } | null>
+  ): Promise<
+    | { runId: string; state: string; claimed: true; at: string }
+    | { runId: string; state: string; claimed: false }
+    | null
+  >
   /**
    * Optional: one lifecycle transition (`finish`, `recover`, `reclaim`) as one
    * atomic statement (SQLite). Moves the row from whichever `moves[i].from`
    * it is in to that move's `to`, only when it is in one of them (and, with
    * `since`, still has that claim time) when the database writes it,
-   * appending the history row with it. Returns `{ moved: false, state }`
-   * with the row's state when nothing moved, or `null` when there is no row.
-   * Drivers without it run the transition as a write transaction.
+   * appending the history row with it. Returns `{ moved: true, at }` with the
+   * time it wrote, `{ moved: false, state }` with the row's state when
+   * nothing moved, or `null` when there is no row. Drivers without it run
+   * the transition as a write transaction.
    */
   transitionInOneStatement?(
     move: TransitionStatement,
-  ): Promise<{ moved: true } | { moved: false; state: string } | null>
+  ): Promise<{ moved: true; at: string } | { moved: false; state: string } | null>
   selectReview(decisionId: string): Promise<StoredReviewRow | null>
+  /** The review's state and state time with the database's clock read in the same statement, or `null`. */
+  selectClaimState(decisionId: string): Promise<{ state: string; stateChangedAt: string; now: string } | null>
   /** Rows in `state`, longest in it first; when `after` names a row still in `state`, only rows after it. */
   selectByState(state: ReviewState, limit: number, after: string | null): Promise<StoredReviewRow[]>
   selectHistory(decisionId: string): Promise<StoredTransitionRow[]>
@@ -80,7 +94,6 @@ export interface ClaimStatement {
   readonly from: ReviewState
   readonly to: ReviewState
   readonly reason: string | null
-  readonly at: string
 }
 
 /** What {@link ReviewStoreDriver.transitionInOneStatement} writes. */
@@ -92,7 +105,11 @@ export interface TransitionStatement {
   readonly moves: readonly { readonly from: ReviewState; readonly to: ReviewState }[]
   readonly event: ReviewEventType
   readonly reason: string | null
-  readonly at: string
+  /**
+   * The transition's time from the store's `now` option; `null` for a lease
+   * takeover, which the database times itself, later than `since`.
+   */
+  readonly at: string | null
   /** When set, the row moves only if its `state_changed_at` is exactly this (a lease takeover). */
   readonly since?: string
 }

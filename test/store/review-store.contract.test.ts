@@ -348,6 +348,24 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect(await store.claimState('dec_never_saved')).toBeNull()
     })
 
+    it("times a lease (claim, keep-alive, takeover) by the store's clock and reports that clock with the claim", async () => {
+      // An injected clock two minutes ahead, as on a host whose clock runs fast.
+      const ahead = harness.open({ now: () => new Date(Date.now() + 120_000) })
+      const review = agentReview()
+      await ahead.save(review)
+      await ahead.claim(review.decisionId, review.runId)
+      const claimed = await ahead.claimState(review.decisionId)
+      const near = (at: string | undefined) => Math.abs(Date.parse(at ?? '') - Date.now()) < 60_000
+      expect(claimed?.state).toBe('resuming')
+      expect(near(claimed?.since) && near(claimed?.now)).toBe(true)
+      expect((claimed?.now ?? '') >= (claimed?.since ?? '')).toBe(true)
+      const beat = await ahead.keepAlive(review.decisionId, claimed?.since ?? '')
+      expect(near(beat ?? undefined) && (beat ?? '') > (claimed?.since ?? '')).toBe(true)
+      expect(await ahead.reclaim(review.decisionId, beat ?? '', 'Recovery after a crash.')).toBe(true)
+      const taken = await ahead.claimState(review.decisionId)
+      expect(near(taken?.since) && (taken?.since ?? '') > (beat ?? '')).toBe(true)
+    })
+
     it('never takes over a claim that is not resuming', async () => {
       const review = agentReview()
       await store.save(review)
@@ -419,7 +437,7 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect((await store.get(review.decisionId))?.state).toBe('resuming')
     })
 
-    it('records every transition with its reason and the injected time', async () => {
+    it("records every transition with its reason, the injected time, and a claim at the store's own clock", async () => {
       const advance = clock('2030-01-01T00:00:00.000Z')
       const timed = harness.open({ now: () => new Date(advance()) })
       const review = agentReview()
@@ -427,7 +445,8 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       await timed.claim(review.decisionId, review.runId)
       await timed.finish(review.decisionId, 'uncertain', 'resume threw after the claim')
       await timed.recover(review.decisionId, 'completed', 'refund receipt rf_9 confirms execution')
-      expect(await timed.history(review.decisionId)).toEqual([
+      const history = await timed.history(review.decisionId)
+      expect(history).toEqual([
         {
           decisionId: review.decisionId,
           from: null,
@@ -442,7 +461,7 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
           to: 'resuming',
           event: 'CLAIM',
           reason: null,
-          at: '2030-01-01T00:00:02.000Z',
+          at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
         },
         {
           decisionId: review.decisionId,
@@ -450,7 +469,7 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
           to: 'uncertain',
           event: 'FAILED_AFTER_CLAIM',
           reason: 'resume threw after the claim',
-          at: '2030-01-01T00:00:03.000Z',
+          at: '2030-01-01T00:00:02.000Z',
         },
         {
           decisionId: review.decisionId,
@@ -458,9 +477,11 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
           to: 'completed',
           event: 'OPERATOR_CONFIRMED_EXECUTED',
           reason: 'refund receipt rf_9 confirms execution',
-          at: '2030-01-01T00:00:04.000Z',
+          at: '2030-01-01T00:00:03.000Z',
         },
       ])
+      // A claim is a lease: timed by the database (this machine's clock here), never by the injected one.
+      expect(Math.abs(Date.parse(history[1]?.at ?? '') - Date.now())).toBeLessThan(60_000)
     })
 
     it('keeps state across a fresh store instance, as after a process restart', async () => {
