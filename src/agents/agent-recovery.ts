@@ -51,7 +51,7 @@ async function recoverUncertain(
     const described = {
       decisionId,
       reason,
-      actionOutcome: ending.outcome,
+      ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
       ...(ending.reasonCode === undefined ? {} : { reasonCode: ending.reasonCode }),
     }
     await recordActionOutcome(context.store, decisionId, { outcome: ending.outcome, reason })
@@ -83,11 +83,18 @@ async function settleTakenOver(
     // The native resume returned; what it did to the tool is in the run's result.
     const ending = agentRunEnding(review.kind, snapshot.result)
     const reason = `recovered: the agent review workflow run had finished; ${ending.reason}`
-    const action = { outcome: ending.outcome, reasonCode: ending.reasonCode }
-    if (ending.state !== 'completed') return endReview(context, decisionId, ending.state, reason, action)
+    if (ending.state !== 'completed') {
+      const action = { outcome: ending.outcome, reasonCode: ending.reasonCode }
+      return endReview(context, decisionId, ending.state, reason, action)
+    }
     await recordActionOutcome(context.store, decisionId, { outcome: ending.outcome, reason })
     await context.store.finish(decisionId, 'completed', reason)
-    return { status: 'duplicate', decisionId, reason, actionOutcome: ending.outcome }
+    return {
+      status: 'duplicate',
+      decisionId,
+      reason,
+      ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
+    }
   }
   const location = {
     stepId: AGENT_REVIEW_ASK_STEP,

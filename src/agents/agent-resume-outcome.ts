@@ -4,7 +4,7 @@
  * `reasonCode` of its actual cause beside the text.
  */
 import type { PusharyAnswer } from '../pushary/question.js'
-import { type ActionEnding, recordActionOutcome } from '../resume/action-evidence.js'
+import { type KnownActionEnding, recordActionOutcome } from '../resume/action-evidence.js'
 import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
 import { type PusharyReasonCode, settledResult } from '../resume/review-status.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
@@ -117,7 +117,7 @@ export async function endStale(
 export async function endAgentReview<TOutput>(
   store: PusharyAgentReviewStore,
   decisionId: string,
-  ending: ActionEnding,
+  ending: KnownActionEnding,
   output?: TOutput,
 ): Promise<PusharyAgentResumeOutcome<TOutput>> {
   const reasonCode: PusharyReasonCode = ending.reasonCode ?? 'resume_failed'
@@ -178,7 +178,7 @@ export async function resumedByAnother(
           decisionId,
           reason,
           reasonCode: 'resumed_elsewhere',
-          actionOutcome: ending.outcome,
+          ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
           ...(run.action ? { action: run.action } : {}),
         }
       }

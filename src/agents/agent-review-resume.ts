@@ -260,11 +260,10 @@ export async function resumeAgentReview<TOutput = unknown>(
       }
       // Evidence before status: the run ended `success` even when the tool
       // threw or refused its input; only the tool's own result says it ran.
-      ending = agentRunEnding(review.kind, 'result' in run ? run.result : undefined)
-      if (ending.state !== 'completed') {
-        return await endAgentReview(input.store, decisionId, ending, output)
-      }
-      await recordActionOutcome(input.store, decisionId, ending)
+      const read = agentRunEnding(review.kind, 'result' in run ? run.result : undefined)
+      ending = read
+      if (read.state !== 'completed') return await endAgentReview(input.store, decisionId, read, output)
+      await recordActionOutcome(input.store, decisionId, read)
       await input.store.finish(decisionId, 'completed')
     } catch (error) {
       const reason = message(error)
@@ -301,7 +300,7 @@ export async function resumeAgentReview<TOutput = unknown>(
     review: { ...review, state: 'completed' as const },
     answer,
     output: output as TOutput,
-    ...(ending === undefined ? {} : { actionOutcome: ending.outcome }),
+    ...(ending?.outcome == null ? {} : { actionOutcome: ending.outcome }),
   }
   try {
     const finish = (output as { finishReason?: unknown } | undefined)?.finishReason

@@ -57,7 +57,7 @@ const resumedSchema = z.object({
   reason: z.string().nullable(),
   finishReason: z.string().nullable(),
   /** For an approved call: what the tool did, read from Mastra's output (`tool-call-outcome.ts`). */
-  toolOutcome: z.enum(['ran', 'failed', 'refused', 'unknown']).optional(),
+  toolOutcome: z.enum(['ran', 'failed', 'refused', 'unknown', 'moved_on']).optional(),
   toolEvidence: z.string().optional(),
 })
 

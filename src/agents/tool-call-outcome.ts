@@ -12,9 +12,15 @@
 import type { ActionEnding } from '../resume/action-evidence.js'
 import type { PusharyActionOutcome } from '../store/review-schema.js'
 
-/** The outcome of one approved call, and the evidence it was read from. */
+/**
+ * The outcome of one approved call, and the evidence it was read from.
+ * `moved_on`: the generation suspended again on another call of the same
+ * step before finishing it; Mastra's output of such a generation holds no
+ * result for any call of that step (measured), so there is nothing to read
+ * yet, which is not read as success either: no action outcome is recorded.
+ */
 export interface ToolCallOutcome {
-  outcome: Extract<PusharyActionOutcome, 'ran' | 'failed' | 'refused' | 'unknown'>
+  outcome: Extract<PusharyActionOutcome, 'ran' | 'failed' | 'refused' | 'unknown'> | 'moved_on'
   evidence: string
 }
 
@@ -98,6 +104,12 @@ export async function toolCallOutcome(output: unknown, toolCallId: string): Prom
     if (refused) return { outcome: 'refused', evidence: `the tool refused its input: ${short(refused)}` }
     return { outcome: 'ran', evidence: 'the tool returned its result' }
   }
+  if ((await Promise.resolve(value.finishReason).catch(() => undefined)) === 'suspended') {
+    return {
+      outcome: 'moved_on',
+      evidence: 'the generation suspended again on another call of the same step before reporting this one',
+    }
+  }
   return { outcome: 'unknown', evidence: `the native resume reported nothing about tool call ${toolCallId}` }
 }
 
@@ -107,7 +119,9 @@ export async function toolCallOutcome(output: unknown, toolCallId: string): Prom
  * `completed` only when the approved tool ran (or nothing was approved: a
  * decline, or a question answered); a refused input never ran (`stale`); a
  * thrown tool, or a run that kept no evidence (one finished by an earlier
- * release of the package), is `uncertain` for an operator.
+ * release of the package), is `uncertain` for an operator. A generation that
+ * moved on to the next approval of the same step completes the review with
+ * no action outcome (see `moved_on`).
  *
  * @example
  * const ending = agentRunEnding(review.kind, snapshot.result)
@@ -129,6 +143,12 @@ export function agentRunEnding(kind: 'approval' | 'question', result: unknown): 
   const evidence = typeof value?.toolEvidence === 'string' ? value.toolEvidence : 'no evidence was kept'
   const hint = 'confirm it from the business records, then reviews recover <decisionId> completed|stale'
   switch (action === 'approved' ? outcome : undefined) {
+    case 'moved_on':
+      return {
+        state: 'completed',
+        outcome: null,
+        reason: `the approval was applied and the agent run went on to its next approval (${evidence}); no outcome of this call to record yet`,
+      }
     case 'ran':
       return { state: 'completed', outcome: 'ran', reason: `the approved tool ran: ${evidence}` }
     case 'refused':

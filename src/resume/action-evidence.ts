@@ -24,12 +24,26 @@ import type { PusharyReasonCode } from './review-status.js'
  * was approved to run); `stale` when it provably never ran and never will;
  * `uncertain` when an operator must look.
  */
-export interface ActionEnding {
-  state: 'completed' | 'stale' | 'uncertain'
-  outcome: PusharyActionOutcome
-  reason: string
-  reasonCode?: PusharyReasonCode
-}
+export type ActionEnding =
+  | {
+      state: 'completed' | 'stale' | 'uncertain'
+      outcome: PusharyActionOutcome
+      reason: string
+      reasonCode?: PusharyReasonCode
+    }
+  /**
+   * The answer was applied and the run goes on waiting elsewhere (a foreach
+   * whose other items are still open): nothing past the approval ran yet, so
+   * there is no action outcome to record; the resume that runs the rest
+   * records it on its own review.
+   */
+  | { state: 'completed'; outcome: null; reason: string; reasonCode?: undefined }
+
+/** An ending with an action outcome to record (every ending but a run that goes on). */
+export type KnownActionEnding = Exclude<ActionEnding, { outcome: null }>
+
+/** Run statuses after which the run still waits on other approvals: nothing past this one ran. */
+const RUN_GOES_ON = new Set(['suspended', 'waiting', 'pending', 'running'])
 
 /** What a run ended with, as the resume returned it or its snapshot kept it. */
 export interface EndedRun {
@@ -42,7 +56,7 @@ export interface EndedRun {
 const RECOVER_HINT = 'confirm it, then reviews recover <decisionId> completed|stale'
 
 /** A permit refusal in the run's output, as an ending. */
-export function refusalEnding(refused: PusharyPermitRefused): ActionEnding {
+export function refusalEnding(refused: PusharyPermitRefused): KnownActionEnding {
   if (refused.refusal === 'already_consumed') {
     switch (refused.executionState) {
       case 'succeeded':
@@ -78,6 +92,13 @@ export function refusalEnding(refused: PusharyPermitRefused): ActionEnding {
 
 /** The ending the run's status alone supports, once no receipt or refusal spoke. */
 function statusEnding(run: EndedRun): ActionEnding {
+  if (RUN_GOES_ON.has(run.runStatus)) {
+    return {
+      state: 'completed',
+      outcome: null,
+      reason: `the answer was applied; the run is ${run.runStatus} on other approvals before its later steps run`,
+    }
+  }
   if (run.runStatus === 'success') {
     if (run.approved === false) {
       return {
@@ -157,10 +178,10 @@ function hasPermits(store: object): store is Pick<PusharyReviewStore, 'permitOf'
 export async function recordActionOutcome(
   store: object,
   decisionId: string,
-  action: { outcome: PusharyActionOutcome; reason: string },
+  action: { outcome: PusharyActionOutcome | null; reason: string },
 ): Promise<string | null> {
   const record = (store as Partial<PusharyReviewStore>).recordAction
-  if (typeof record !== 'function') return null
+  if (typeof record !== 'function' || action.outcome === null) return null
   try {
     await record.call(store, decisionId, { outcome: action.outcome, reason: action.reason.slice(0, 2000) })
     return null

@@ -135,7 +135,7 @@ export async function completeElsewhere(
       status: 'duplicate',
       decisionId,
       reason,
-      actionOutcome: ending.outcome,
+      ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
       ...(ending.reasonCode === undefined ? {} : { reasonCode: ending.reasonCode }),
       ...(recordFailed ? { persistenceError: recordFailed } : {}),
     } as PusharyDispatchResult
@@ -144,7 +144,7 @@ export async function completeElsewhere(
       status: 'uncertain',
       decisionId,
       reason,
-      actionOutcome: ending.outcome,
+      ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
       persistenceError: errorMessage(error),
     }
   }
@@ -230,7 +230,7 @@ export async function endResumedReview(
       status: 'uncertain',
       decisionId,
       reason: 'the run resumed but the review could not be finished',
-      actionOutcome: ending.outcome,
+      ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
       persistenceError: errorMessage(error),
     }
   }
@@ -241,7 +241,7 @@ export async function endResumedReview(
     runId: review.runId,
     answer: verified.answer,
     runStatus: outcome.result.status,
-    actionOutcome: ending.outcome,
+    ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
     ...(recordFailed ? { persistenceError: recordFailed } : {}),
   }
   if (review.parent) {
