@@ -11,6 +11,7 @@ import {
   refineOptions,
   terminalDecisionStatusSchema,
 } from '../pushary/question.js'
+import { findReservedKey, RESERVED_KEY_MESSAGE } from '../pushary/reserved-keys.js'
 import { storableString } from '../pushary/text-rules.js'
 
 /**
@@ -33,7 +34,18 @@ export const pusharyApprovalSubjectSchema = z.object({
   toolTarget: storableString().max(500).optional(),
   actor: storableString().max(PUSHARY_LIMITS.actorMax).optional(),
   environment: storableString().max(PUSHARY_LIMITS.environmentMax).optional(),
-  parameters: decisionParametersSchema.optional(),
+  // Checked on the raw value: parsing a record into a fresh object drops a
+  // `__proto__` key silently (the reviewer would never see it), so a
+  // reserved name is refused by name before the record is built.
+  parameters: z
+    .preprocess((value, context) => {
+      const path = findReservedKey(value)
+      if (path !== null) {
+        context.addIssue({ code: 'custom', message: RESERVED_KEY_MESSAGE, path, input: value })
+      }
+      return value
+    }, decisionParametersSchema)
+    .optional(),
   presentation: decisionPresentationSchema.optional(),
 })
 /** @example const subject: PusharyApprovalSubject = { toolName: 'refund.create' } */
