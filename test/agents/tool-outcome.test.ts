@@ -71,7 +71,9 @@ async function answered(answer: string, behaviour: { maxAmount?: number; fails?:
   const dir = mkdtempSync(join(env.dir, `case-${++n}-`))
   const externalId = `customer_${n}`
   const app = refunderOn(dir, behaviour)
-  const output = await app.refunder.generate('Refund o1', { memory: { thread: `t${n}`, resource: externalId } })
+  const output = await app.refunder.generate('Refund o1', {
+    memory: { thread: `t${n}`, resource: externalId },
+  })
   expect(output.finishReason).toBe('suspended')
   const review = await openPusharyAgentReview(
     { client: env.client },

@@ -57,7 +57,11 @@ describe('a question is withdrawn when the run that asked ended without it', () 
   it('cancels the decision, and its link, when the step fails after delivering the link (onFallback throws)', async () => {
     const run = await mastra.getWorkflow('failingFallback').createRun()
     const started = await run.start({
-      inputData: { operationId: 'refund:o-w1:v1', question: 'Refund order o-w1?', externalId: 'no_device_w1' },
+      inputData: {
+        operationId: 'refund:o-w1:v1',
+        question: 'Refund order o-w1?',
+        externalId: 'no_device_w1',
+      },
     })
     expect(started.status).toBe('failed')
     const link = links.at(-1) as PusharyFallbackLink
