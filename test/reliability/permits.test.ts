@@ -8,51 +8,14 @@
  *   the permit's receipt without asking anyone, or, without a receipt, leaves
  *   it `uncertain` saying the action may have started.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { copyFileSync, existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
-import { createTestEnv, listEffects, runFixture, type TestEnv, waitFor } from '../helpers/mastra.js'
+import { createTestEnv, listEffects, type TestEnv, waitFor } from '../helpers/mastra.js'
 import { dropSchema, ensurePostgres, type TestPostgres, uniqueSchema } from '../store/support/postgres.js'
-
-const SCRIPT = 'test/reliability/fixtures/permit-host.ts'
-
-interface Started {
-  runId: string
-  status: string
-  decisionId: string
-}
-
-function host(phase: string, dir: string, arg: unknown, env: Record<string, string> = {}) {
-  return runFixture<Record<string, unknown>>([phase, dir, JSON.stringify(arg)], { script: SCRIPT, env })
-}
-
-/** Runs a host that is expected to die by SIGKILL; resolves with its signal. */
-function killedHost(phase: string, dir: string, arg: unknown, env: Record<string, string>) {
-  return new Promise<string | null>((resolve) => {
-    const child: ChildProcess = spawn(
-      process.execPath,
-      ['--import', 'tsx', SCRIPT, phase, dir, JSON.stringify(arg)],
-      {
-        cwd: process.cwd(),
-        stdio: 'ignore',
-        env: { ...process.env, ...env },
-      },
-    )
-    child.on('close', (_code, signal) => resolve(signal))
-  })
-}
-
-function input(orderId: string) {
-  return {
-    operationId: `refund:${orderId}:v1`,
-    question: `Refund order ${orderId}?`,
-    externalId: 'customer_1',
-    subject: { toolName: 'refund.create', toolTarget: `order ${orderId}`, parameters: { amountMinor: 4800 } },
-  }
-}
+import { killedPermitHost, permitHost, refundInput, type StartedPermitRun } from './support/permit-hosts.js'
 
 describe('permits across hosts (PostgreSQL review store)', () => {
   let postgres: TestPostgres
@@ -74,7 +37,12 @@ describe('permits across hosts (PostgreSQL review store)', () => {
   })
 
   it('runs the approved refund once when a second host bypasses the store: the permit refuses it (already_consumed)', async () => {
-    const started = (await host('start', env.dir, input('o-race'), pgEnv)) as unknown as Started
+    const started = (await permitHost(
+      'start',
+      env.dir,
+      refundInput('o-race'),
+      pgEnv,
+    )) as unknown as StartedPermitRun
     expect(started.status).toBe('suspended')
     await env.client.decisions.answer(started.decisionId, 'yes')
     // The bypassing host has its own copy of the Mastra file (a replica taken
@@ -87,8 +55,8 @@ describe('permits across hosts (PostgreSQL review store)', () => {
     const go = join(env.dir, 'go')
     const ids = { decisionId: started.decisionId, runId: started.runId }
     const racing = Promise.all([
-      host('dispatch', env.dir, ids, { ...pgEnv, PUSHARY_TEST_GO: go, PUSHARY_TEST_HOST: 'shared' }),
-      host('bypass', env.dir, ids, {
+      permitHost('dispatch', env.dir, ids, { ...pgEnv, PUSHARY_TEST_GO: go, PUSHARY_TEST_HOST: 'shared' }),
+      permitHost('bypass', env.dir, ids, {
         PUSHARY_TEST_GO: go,
         PUSHARY_TEST_HOST: 'bypass',
         PUSHARY_TEST_MASTRA_FILE: 'mastra-b.db',
@@ -139,10 +107,10 @@ describe('recover with permit evidence after SIGKILL inside the protected step (
   })
 
   async function crashAfterApproval(orderId: string, crash: string) {
-    const started = (await host('start', env.dir, input(orderId))) as unknown as Started
+    const started = (await permitHost('start', env.dir, refundInput(orderId))) as unknown as StartedPermitRun
     expect(started.status).toBe('suspended')
     await env.client.decisions.answer(started.decisionId, 'yes')
-    const signal = await killedHost('dispatch', env.dir, started, { PUSHARY_TEST_CRASH: crash })
+    const signal = await killedPermitHost('dispatch', env.dir, started, { PUSHARY_TEST_CRASH: crash })
     expect(signal).toBe('SIGKILL')
     return started
   }
@@ -152,7 +120,7 @@ describe('recover with permit evidence after SIGKILL inside the protected step (
     const store = createSqliteReviewStore({ url: `file:${join(env.dir, 'reviews.db')}` })
     try {
       expect((await store.get(started.decisionId))?.state).toBe('resuming')
-      const recovered = await host('recover', env.dir, started)
+      const recovered = await permitHost('recover', env.dir, started)
       expect(recovered).toMatchObject({ status: 'duplicate', reasonCode: 'permit_receipt' })
       expect(String(recovered.reason)).toMatch(/receipt.*succeeded/)
       expect((await store.get(started.decisionId))?.state).toBe('completed')
@@ -169,14 +137,14 @@ describe('recover with permit evidence after SIGKILL inside the protected step (
 
   it('leaves the review uncertain, saying the action may have started, after a kill inside the action (no receipt)', async () => {
     const started = await crashAfterApproval('o-no-receipt', 'in-action')
-    const recovered = await host('recover', env.dir, started)
+    const recovered = await permitHost('recover', env.dir, started)
     expect(recovered).toMatchObject({ status: 'uncertain', reasonCode: 'permit_without_receipt' })
     expect(String(recovered.reason)).toMatch(/no receipt was recorded: the action may have started/)
     const store = createSqliteReviewStore({ url: `file:${join(env.dir, 'reviews.db')}` })
     try {
       expect((await store.get(started.decisionId))?.state).toBe('uncertain')
       // A second recover reads the same evidence and still does not guess.
-      const again = await host('recover', env.dir, started)
+      const again = await permitHost('recover', env.dir, started)
       expect(again).toMatchObject({ status: 'uncertain', reasonCode: 'permit_without_receipt' })
       expect((await store.get(started.decisionId))?.state).toBe('uncertain')
     } finally {
