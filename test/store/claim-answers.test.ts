@@ -6,17 +6,18 @@
  * over fresh files and schemas. Every `claimed` answer is counted against
  * the CLAIM rows in the store's history: one per run, each answered once.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import type { ClaimAnswersReport, ClaimAnswersRound } from './fixtures/claim-answers-worker.js'
+import { childLines } from './support/child-lines.js'
 import { dropSchema, ensurePostgres, uniqueSchema } from './support/postgres.js'
 import { agentReview } from './support/reviews.js'
 
@@ -34,33 +35,8 @@ interface Worker {
 
 function startWorker(): Worker {
   const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { stdio: ['pipe', 'pipe', 'pipe'] })
-  let stderr = ''
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  const received: string[] = []
-  let wake: (() => void) | undefined
-  let exited = false
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    received.push(line)
-    wake?.()
-  })
-  child.on('exit', () => {
-    exited = true
-    wake?.()
-  })
-  return {
-    child,
-    async next() {
-      while (received.length === 0) {
-        if (exited) throw new Error(`claim worker ${child.pid} exited: ${stderr}`)
-        await new Promise<void>((resolve) => {
-          wake = resolve
-        })
-      }
-      return received.shift() as string
-    },
-  }
+  const lines = childLines(child, `claim worker ${child.pid}`)
+  return { child, next: () => lines.next() }
 }
 
 /** Processes that only spin, so the race runs on a loaded machine. */

@@ -5,17 +5,18 @@
  * database's: a recoverer 120 s ahead, or a holder 120 s behind, must still
  * see a live claim as live and be refused (`busy`).
  */
+
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import type { LeaseProcessConfig, RecovererReport } from './fixtures/lease-process.js'
+import { childLines } from './support/child-lines.js'
 import { dropSchema, ensurePostgres, uniqueSchema } from './support/postgres.js'
 import { agentReview } from './support/reviews.js'
 
@@ -33,31 +34,11 @@ function startLeaseProcess(config: LeaseProcessConfig, clockOffsetMs: number) {
       env: { ...process.env, PUSHARY_TEST_CLOCK_OFFSET_MS: String(clockOffsetMs) },
     },
   )
-  let stderr = ''
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  const lines: string[] = []
-  let wake: (() => void) | undefined
-  let exited = false
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    lines.push(line)
-    wake?.()
-  })
-  child.on('exit', () => {
-    exited = true
-    wake?.()
-  })
+  const lines = childLines(child, config.role)
   return {
     child,
     async line(): Promise<Record<string, unknown>> {
-      while (lines.length === 0) {
-        if (exited) throw new Error(`${config.role} exited: ${stderr}`)
-        await new Promise<void>((resolve) => {
-          wake = resolve
-        })
-      }
-      return JSON.parse(lines.shift() as string) as Record<string, unknown>
+      return JSON.parse(await lines.next()) as Record<string, unknown>
     },
   }
 }
