@@ -166,6 +166,12 @@ export type {
 export { createPusharyApprovalWorkflow, pusharyApprovalBatchStep } from './workflows/approval-workflows.js'
 export type { PusharyBatchStepOptions } from './workflows/approval-workflows.js'
 export type { PusharyBatchSuspend } from './workflows/batch-parent.js'
+export { pusharyPendingDecisions, readPusharyPendingDecisions } from './workflows/pending-decisions.js'
+export type {
+  PusharyPendingDecision,
+  PusharyRunLocation,
+  PusharyRunResultView,
+} from './workflows/pending-decisions.js'
 export { createPusharyDispatcher } from './agents/dispatcher.js'
 export { RETRYABLE_DISPATCH_STATUSES } from './resume/dispatch-types.js'
 export type {

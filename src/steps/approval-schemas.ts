@@ -101,6 +101,18 @@ export const pusharyApprovalSuspendSchema = z.object({
   expiresAt: z.iso.datetime().optional(),
   /** How the question reached the person: `push` to a device, or `fallback` (an approval link handed to `onFallback`). */
   delivery: z.enum(['push', 'fallback']).optional(),
+  // What `pusharyPendingDecisions` reports without another read. Optional:
+  // runs suspended by an earlier release lack them. The approval link itself
+  // is never kept here (whoever holds it can answer); `link` is the decision
+  // page, which only an enrolled device opens.
+  /** The customer asked (the step's option wins over its input, as when asking). */
+  externalId: z.string().optional(),
+  /** The question text as asked. */
+  question: z.string().optional(),
+  /** The business action this decision is for (the step input's `operationId`). */
+  operationId: z.string().optional(),
+  /** The service's page for this decision (`decisionPageUrl`), when it sent one. */
+  link: z.string().optional(),
 })
 /** @example const s: PusharyApprovalSuspend = { decisionId: 'd_1', correlationId: 'd_1' } */
 export type PusharyApprovalSuspend = z.infer<typeof pusharyApprovalSuspendSchema>

@@ -6,7 +6,7 @@ import { type PusharyConfig, resolvePusharyClient as resolveConfigClient } from 
 import { isPusharyValidationError, PusharyValidationError } from '../pushary/errors.js'
 import { externalIdSchema, fingerprintPusharyAction, idSchema, parseExternalId } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
-import { answerPusharyQuestion, parsePusharyQuestion, pusharyAnswerSchema } from '../pushary/question.js'
+import { answerPusharyQuestion, parsePusharyQuestion } from '../pushary/question.js'
 import { type PusharyWorkflowReview, pusharyReviewParentSchema } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import {
@@ -24,6 +24,8 @@ import {
   pusharyApprovalSuspendSchema,
 } from './approval-schemas.js'
 import { decisionExpiresAt } from './decision-expiry.js'
+import { pusharyUngatedAnswerSchema } from './gate-step.js'
+import { createUngatedWarning } from './gate-warning.js'
 import { refuseAutoRestarted, refuseUnresumable } from './run-guards.js'
 import { takeVerifiedDecision } from './verified-handoff.js'
 import { checkWorkflowDecision, workflowApprovalKey, workflowBindingContext } from './workflow-binding.js'
@@ -154,12 +156,14 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
   // label itself; the resume pass still verifies against the service.
   const store = config.store
   const stepId = options.id
+  const warnIfUngated = createUngatedWarning(stepId)
 
   return createStep({
     id: stepId,
     description: 'Ask one person on their phone and wait for the verified answer.',
     inputSchema: pusharyApprovalStepInputSchema,
-    outputSchema: pusharyAnswerSchema,
+    // Typed so that a protected step wired straight after names the gate first (gate-step.ts).
+    outputSchema: pusharyUngatedAnswerSchema,
     suspendSchema: pusharyApprovalSuspendSchema,
     resumeSchema: pusharyApprovalResumeSchema,
     execute: async ({
@@ -249,6 +253,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       if (!parsedParent.success) pusharyReviewParentSchema.parse(parentRaw)
       refuseUnresumable(mastra, workflowId)
       refuseAutoRestarted(mastra, workflowId, 'pusharyApprovalStep')
+      warnIfUngated(mastra, workflowId)
       const context = workflowBindingContext(binding)
       const delivery = { ...options, ...input.delivery }
 
@@ -339,6 +344,10 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
           correlationId: decisionId,
           delivery: path,
           ...(expiresAt === undefined ? {} : { expiresAt }),
+          externalId,
+          question: question.question,
+          operationId: input.operationId,
+          ...(created.decisionPageUrl ? { link: created.decisionPageUrl } : {}),
         },
         { resumeLabel: decisionId },
       )

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import * as entry from '../../src/index.js'
 
-const MAX_RUNTIME_EXPORTS = 45
+const MAX_RUNTIME_EXPORTS = 47
 
 const RUNTIME_EXPORTS = [
   'PusharyAbortError',
@@ -48,7 +48,9 @@ const RUNTIME_EXPORTS = [
   'pusharyGate',
   'pusharyGateItems',
   'pusharyNodeCallback',
+  'pusharyPendingDecisions',
   'readPusharyCallback',
+  'readPusharyPendingDecisions',
   'resolvePusharyApprovals',
   'resolvePusharyCallback',
   'resumePusharyAgentReview',
