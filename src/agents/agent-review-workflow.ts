@@ -20,6 +20,7 @@ import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-position.js
 import { PUSHARY_FALLBACK_CONTEXT_KEY, type PusharyFallbackLink } from '../steps/approval-delivery.js'
 import { type PusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import { PACKAGE_WORKFLOW_OPTIONS, pusharyApprovalStep } from '../steps/approval-step.js'
+import { PUSHARY_GUARD_METADATA_KEY } from '../steps/gate-warning.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import {
   AGENT_REVIEW_ASK_STEP,
@@ -129,6 +130,8 @@ function createAgentReviewWorkflow(client: PusharyClient) {
     id: 'resume-agent',
     description:
       'Approve, decline (with a reason the model reads) or resume the question tool with the answer.',
+    // It reads `approved` itself: approves only an approved answer, declines every other.
+    metadata: { [PUSHARY_GUARD_METADATA_KEY]: 'own-check' },
     inputSchema: pusharyAnswerSchema,
     outputSchema: resumedSchema,
     execute: async ({ inputData: answer, getInitData, requestContext, mastra, runId, workflowId }) => {

@@ -3,6 +3,7 @@ import { z } from 'zod/v4'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { isAffirmative, type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
+import { PUSHARY_GUARD_METADATA_KEY } from './gate-warning.js'
 
 /**
  * The only answer that is permission, as {@link pusharyGate} passes it on.
@@ -24,6 +25,33 @@ export interface PusharyApprovedAnswer {
   /** Type-only: present in the types of the gate's output, absent from the value. */
   readonly 'pusharyGate()': 'a protected step runs only on an answer that passed pusharyGate()'
 }
+
+/**
+ * The approval step's answer in the types: a {@link PusharyAnswer} (a denial
+ * fits it too) whose printed name carries the fix. Wired straight into a
+ * protected step that declares {@link pusharyApprovedAnswerSchema}, the
+ * compiler's first line then reads `… parameter of type 'Step<"refund", …,
+ * PusharyUngatedAnswer<"insert .then(pusharyGate()) after pusharyApprovalStep">, …>'`
+ * instead of naming the gate on its tenth. The type parameter is that message
+ * and nothing else; the value is a plain answer.
+ *
+ * @example
+ * const answer: PusharyUngatedAnswer = { status: 'answered', value: 'no', approved: false }
+ */
+export interface PusharyUngatedAnswer<
+  _Fix extends string = 'insert .then(pusharyGate()) after pusharyApprovalStep',
+> extends PusharyAnswer {}
+
+/**
+ * {@link pusharyAnswerSchema} typed as {@link PusharyUngatedAnswer}: the approval step's output schema.
+ *
+ * @example
+ * createStep({ id: 'approve', inputSchema, outputSchema: pusharyUngatedAnswerSchema, execute })
+ */
+export const pusharyUngatedAnswerSchema = pusharyAnswerSchema as unknown as z.ZodType<
+  PusharyUngatedAnswer,
+  PusharyUngatedAnswer
+>
 
 const approvedAnswerShape = z.object({
   status: z.literal('answered'),
@@ -136,6 +164,7 @@ export function pusharyGate(opts: { id?: string } = {}) {
   return createStep({
     id: gateId(opts.id, 'pushary-gate'),
     description: 'Continue only when the person approved; otherwise end the run as declined.',
+    metadata: { [PUSHARY_GUARD_METADATA_KEY]: 'gate' },
     inputSchema: pusharyAnswerSchema,
     outputSchema: pusharyApprovedAnswerSchema,
     execute: async ({ inputData, bail }) => {
@@ -177,6 +206,7 @@ export function pusharyGateItems(opts: { id?: string } = {}) {
   return createStep({
     id: gateId(opts.id, 'pushary-gate-items'),
     description: 'Keep only the items the person approved.',
+    metadata: { [PUSHARY_GUARD_METADATA_KEY]: 'gate' },
     inputSchema: z.array(pusharyAnswerSchema),
     outputSchema: z.array(pusharyApprovedItemSchema),
     execute: async ({ inputData }) => {

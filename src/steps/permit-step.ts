@@ -26,6 +26,7 @@ import {
 } from '../pushary/platform-schemas.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { pusharyApprovedAnswerSchema } from './gate-step.js'
+import { PUSHARY_GUARD_METADATA_KEY } from './gate-warning.js'
 
 /**
  * Request-context key under which the approval step's resume pass names the
@@ -215,6 +216,7 @@ export function withPusharyPermit<TInput = z.infer<typeof pusharyApprovedAnswerS
   return createStep({
     id: stepId.data,
     description: 'Spend the approval once for exactly this action, run it, and record its receipt.',
+    metadata: { [PUSHARY_GUARD_METADATA_KEY]: 'permit' },
     inputSchema,
     outputSchema: options.outputSchema,
     execute: async ({ inputData, getInitData, requestContext, bail, mastra, runId, workflowId }) => {

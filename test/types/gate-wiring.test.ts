@@ -1,8 +1,8 @@
 /**
  * The compiler's own words when a protected step is wired straight after the
  * approval step: the program below is compiled with the project's tsconfig
- * (as a user's editor would), and the error must name `pusharyGate()` so the
- * fix is in the message. The same program with the gate compiles clean.
+ * (as a user's editor would), and the error's first line must name the fix
+ * (`insert .then(pusharyGate()) after pusharyApprovalStep`). The same program with the gate compiles clean.
  */
 import { join } from 'node:path'
 import ts from 'typescript'
@@ -79,10 +79,13 @@ function diagnostics(): Record<keyof typeof PROBES, string[]> {
 }
 
 describe('wiring a protected step', () => {
-  it('fails to compile without pusharyGate(), naming it, and compiles clean with it', () => {
+  it('fails to compile without pusharyGate(), naming the fix on the first line, and compiles clean with it', () => {
     const errors = diagnostics()
     expect(errors.ungated).toHaveLength(1)
-    expect(errors.ungated[0]).toMatch(/Property ''pusharyGate\(\)'' is missing/)
+    const [first, ...rest] = (errors.ungated[0] ?? '').split('\n')
+    // The first line is what an editor's hover and a CI log show: it carries the fix.
+    expect(first).toContain('PusharyUngatedAnswer<"insert .then(pusharyGate()) after pusharyApprovalStep">')
+    expect(rest.join('\n')).toMatch(/Property ''pusharyGate\(\)'' is missing/)
     expect(errors.gated).toEqual([])
   }, 120_000)
 })
