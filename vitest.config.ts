@@ -5,7 +5,15 @@ export default defineConfig({
   resolve: {
     // Tests that import the package by name get the sources, like the
     // tsconfig path the examples run with; no build needed.
-    alias: { '@pushary/mastra': fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    // Exact matches: a prefix alias would turn '@pushary/mastra/testing' into
+    // 'src/index.ts/testing'.
+    alias: [
+      { find: /^@pushary\/mastra$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      {
+        find: /^@pushary\/mastra\/testing$/,
+        replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
+      },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],

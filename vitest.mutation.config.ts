@@ -11,7 +11,13 @@ import { defineConfig } from 'vitest/config'
  */
 export default defineConfig({
   resolve: {
-    alias: { '@pushary/mastra': fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    alias: [
+      { find: /^@pushary\/mastra$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      {
+        find: /^@pushary\/mastra\/testing$/,
+        replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
+      },
+    ],
   },
   test: {
     include: [

@@ -1,17 +1,24 @@
 /**
  * The examples run against the local decision service. A real person links
  * a phone by opening the enrollment link and tapping "Link this phone"; for
- * unattended runs this does the same tap (a POST of the link), so the
- * examples can ask with `requireReachable: true` like production code should.
+ * unattended runs the testing entry's simulated phone does the same tap, so
+ * the examples can ask with `requireReachable: true` like production code
+ * should.
  */
 import type { PusharyClient } from '@pushary/mastra'
+import { linkSimulatedPhone as linkPhone, type SimulatedPhone } from '@pushary/mastra/testing'
 
-export async function linkSimulatedPhone(client: PusharyClient, externalId: string): Promise<boolean> {
-  if ((await client.reachability(externalId)).reachable) return false
-  const { universalLink } = await client.enroll(externalId)
-  const tapped = await fetch(universalLink, { method: 'POST', redirect: 'manual' })
-  if (tapped.status !== 303) throw new Error(`linking the simulated phone failed (HTTP ${tapped.status})`)
-  return true
+/**
+ * Links a simulated phone to `externalId` unless a phone is already linked
+ * (a kept `.pushary/` database); returns the new phone, or null when one was
+ * linked before.
+ */
+export async function linkSimulatedPhone(
+  client: PusharyClient,
+  externalId: string,
+): Promise<SimulatedPhone | null> {
+  if ((await client.reachability(externalId)).reachable) return null
+  return linkPhone(client, externalId)
 }
 
 /** Waits until the customer has linked a phone (the person taps the enrollment link), or the time runs out. */
