@@ -79,8 +79,10 @@ export function isPusharyPermitRefused(value: unknown): value is PusharyPermitRe
  * @example
  * const execute = async ({ permit }: PusharyPermitContext<unknown>) => payments.refund({ idempotencyKey: permit.permitId })
  */
-export interface PusharyPermitContext<TInput> {
+export interface PusharyPermitContext<TInput, TInit = unknown> {
   inputData: TInput
+  /** The run's own input (what `run.start({ inputData })` was given; parsed by `initSchema` when set). */
+  initData: TInit
   /** The permit this run holds, and the decision it spent. */
   permit: { permitId: string; decisionId: string }
   mastra: Mastra | undefined
@@ -89,12 +91,19 @@ export interface PusharyPermitContext<TInput> {
 }
 
 /**
- * Options of {@link withPusharyPermit}.
+ * Options of {@link withPusharyPermit}. `action` is either fixed or computed
+ * from the run: `({ inputData, initData }) => action`, where `initData` is
+ * the run's own input (typed by `initSchema`, which also checks it before
+ * anything is spent).
  *
  * @example
- * const opts: PusharyPermitOptions<PusharyApprovedAnswer, { refundId: string }> = { id: 'refund', outputSchema, action, execute }
+ * const opts: PusharyPermitOptions<PusharyApprovedAnswer, { refundId: string }, { orderId: string }> = {
+ *   id: 'refund', outputSchema, initSchema: z.object({ orderId: z.string() }),
+ *   action: ({ initData }) => ({ toolName: 'refund.create', toolTarget: `order ${initData.orderId}` }),
+ *   execute: async ({ initData }) => ({ refundId: await payments.refund(initData.orderId) }),
+ * }
  */
-export interface PusharyPermitOptions<TInput, TOutput> {
+export interface PusharyPermitOptions<TInput, TOutput, TInit = unknown> {
   /** Mastra step id of the protected step. */
   id: string
   /** The approval step whose decision is spent; default `'pushary-approval'`. */
@@ -102,10 +111,21 @@ export interface PusharyPermitOptions<TInput, TOutput> {
   /** Default {@link pusharyApprovedAnswerSchema}: the step sits after `pusharyGate()`. */
   inputSchema?: z.ZodType<TInput>
   outputSchema: z.ZodType<TOutput>
-  /** The exact action about to run, from trusted data (the run's input), never from a model. */
-  action: PusharyPermitAction | ((context: { inputData: TInput; initData: unknown }) => PusharyPermitAction)
+  /**
+   * Schema of the run's input (`initData`): types it for `action` and
+   * `execute`, and refuses a run whose input does not fit before the permit
+   * is spent. Without it `initData` is `unknown` as Mastra hands it over.
+   */
+  initSchema?: z.ZodType<TInit>
+  /**
+   * The exact action about to run, from trusted data (the run's input), never
+   * from a model: fixed, or computed per run from the step's input and the
+   * run's input. It must equal the `subject` the person approved, else the
+   * service refuses the permit (`action_mismatch`) and nothing runs.
+   */
+  action: PusharyPermitAction | ((context: { inputData: TInput; initData: TInit }) => PusharyPermitAction)
   /** The protected action; runs at most once per approval, and only on a permit. */
-  execute(context: PusharyPermitContext<TInput>): Promise<TOutput>
+  execute(context: PusharyPermitContext<TInput, TInit>): Promise<TOutput>
   /** The receipt's summary of a successful run; default `'succeeded'`. Keep secrets out. */
   summary?: (output: TOutput) => string
 }
@@ -131,6 +151,22 @@ function invalid(field: string, message: string): PusharyValidationError {
     operation: 'withPusharyPermit',
     field,
     message,
+  })
+}
+
+/**
+ * The run's input for the action and the step: parsed by `initSchema` when
+ * given (a typed error naming the field, before anything is spent), else as
+ * Mastra hands it over.
+ */
+function readInitData<TInit>(schema: z.ZodType<TInit> | undefined, raw: unknown): TInit {
+  if (schema === undefined) return raw as TInit
+  const parsed = schema.safeParse(raw)
+  if (parsed.success) return parsed.data
+  throw PusharyValidationError.fromZod(parsed.error, {
+    operation: 'withPusharyPermit',
+    code: 'invalid_permit_input',
+    fieldPrefix: 'initData',
   })
 }
 
@@ -180,23 +216,36 @@ async function approvedDecision(
  * With a `store`, the permit is kept on the review, so `recover` can settle
  * a crash after the receipt without asking anyone.
  *
+ * The action is usually computed per run from the run's input (`initData`,
+ * typed and checked by `initSchema`), so one workflow serves every order;
+ * a fixed `action` suits a workflow that only ever does one thing.
+ *
  * @example
+ * const refundRequest = z.object({ orderId: z.string(), amountMinor: z.number().int() })
  * const refund = withPusharyPermit({ client, store }, {
- *   id: 'refund', outputSchema: z.object({ refundId: z.string() }),
- *   action: { toolName: 'refund.create', toolTarget: 'order o-1' },
- *   execute: async () => ({ refundId: await payments.refund('o-1') }),
+ *   id: 'refund', outputSchema: z.object({ refundId: z.string() }), initSchema: refundRequest,
+ *   action: ({ initData }) => ({ toolName: 'refund.create', toolTarget: `order ${initData.orderId}` }),
+ *   execute: async ({ initData }) => ({ refundId: await payments.refund(initData.orderId) }),
  * })
  * wf.then(pusharyApprovalStep(config)).then(pusharyGate()).then(refund).commit()
  */
-export function withPusharyPermit<TInput = z.infer<typeof pusharyApprovedAnswerSchema>, TOutput = unknown>(
+export function withPusharyPermit<
+  TInput = z.infer<typeof pusharyApprovedAnswerSchema>,
+  TOutput = unknown,
+  TInit = unknown,
+>(
   config: PusharyConfig & { store?: PusharyReviewStore | undefined },
-  options: PusharyPermitOptions<TInput, TOutput>,
+  options: PusharyPermitOptions<TInput, TOutput, TInit>,
 ) {
   const stepId = idSchema.safeParse(options?.id)
   if (!stepId.success) throw invalid('opts.id', 'the protected step needs an id')
   const approvalStepId = idSchema.default('pushary-approval').safeParse(options.approvalStepId)
   if (!approvalStepId.success) throw invalid('opts.approvalStepId', 'not a step id')
   if (typeof options.execute !== 'function') throw invalid('opts.execute', 'the protected action is missing')
+  const initSchema = options.initSchema
+  if (initSchema !== undefined && typeof (initSchema as { safeParse?: unknown })?.safeParse !== 'function') {
+    throw invalid('opts.initSchema', 'a zod schema of the run input')
+  }
   if (typeof options.action !== 'function') {
     const parsed = consumeAuthorizationInputSchema
       .omit({ authorizationId: true, externalId: true })
@@ -220,9 +269,10 @@ export function withPusharyPermit<TInput = z.infer<typeof pusharyApprovedAnswerS
     inputSchema,
     outputSchema: options.outputSchema,
     execute: async ({ inputData, getInitData, requestContext, bail, mastra, runId, workflowId }) => {
+      const initData = readInitData(initSchema, getInitData())
       const action =
         typeof options.action === 'function'
-          ? options.action({ inputData: inputData as TInput, initData: getInitData() })
+          ? options.action({ inputData: inputData as TInput, initData })
           : options.action
       const approved = requestContext?.get(PUSHARY_APPROVED_CONTEXT_KEY as never) as
         | Record<string, unknown>
@@ -284,6 +334,7 @@ export function withPusharyPermit<TInput = z.infer<typeof pusharyApprovedAnswerS
       try {
         output = await options.execute({
           inputData: inputData as TInput,
+          initData,
           permit: { permitId, decisionId },
           mastra,
           runId,
