@@ -94,7 +94,7 @@ describe('agent reviews under the claim lease', () => {
     ).rejects.toThrow(/SIGKILL/)
     expect((await app.store.get(decisionId))?.state).toBe('resuming')
     // Busy while the claim might still be alive; once its lease ran out the
-    // dispatcher says recovery is needed, and the README helper says so in `busy`.
+    // dispatcher says recovery is needed, and the docs' helper (docs/agents.md) says so in `busy`.
     const settled = await waitFor(async () => {
       const result = await app.dispatcher.resumeDecision(decisionId)
       return result.status === 'busy' ? undefined : result

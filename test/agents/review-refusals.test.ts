@@ -140,7 +140,7 @@ describe('agent review refusals', () => {
       operation: 'openPusharyAgentReview',
       field,
     })
-    // The blocking resolver reports it per call, as the README says, and asks nothing.
+    // The blocking resolver reports it per call, as docs/agents.md says, and asks nothing.
     const outcome = await resolvePusharyApprovals(
       { client: env.client, externalId: s.externalId },
       { agent: s.refunder, runs: withArgs },

@@ -19,8 +19,8 @@ describe('review lifecycle diagram', () => {
     expect(committedDiagram()).toBe(reviewLifecycleMermaid())
   })
 
-  it('matches the diagram shown in the README', () => {
-    expect(committedDiagram('README.md')).toBe(reviewLifecycleMermaid())
+  it('matches the diagram shown in docs/concepts.md', () => {
+    expect(committedDiagram('docs/concepts.md')).toBe(reviewLifecycleMermaid())
   })
 
   it('draws every state and every transition of the machine', () => {

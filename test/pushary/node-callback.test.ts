@@ -121,7 +121,7 @@ beforeAll(async () => {
     webhookSecret: env.webhookSecret,
   })
 
-  // The README's one-liners, with the unbound method.
+  // The one-liners of docs/workflows.md, with the unbound method.
   nodeServer.on('request', pusharyNodeCallback(dispatcher.handleCallback))
   app.post(
     '/raw',

@@ -1,6 +1,7 @@
 /**
- * Every TypeScript sample of the product README (seed 002), run as written
- * against the package (`@pushary/mastra` is aliased to src/index.ts) and
+ * The agent, permit and platform samples of the docs pages (docs/agents.md,
+ * docs/permits.md, docs/reference.md; first written for the product README,
+ * seed 002), run as written against the package (`@pushary/mastra` is aliased to src/index.ts) and
  * typechecked with the rest of test/. The samples live in `samples/`, one
  * module each; the application functions they name are in `samples/app.ts`.
  * A sample module runs when imported, so a scenario that runs a sample again

@@ -4,7 +4,7 @@
  * SIGKILL at every stage of an approval; then fresh processes reconcile,
  * recover, and an operator settles what is left with the `pushary-mastra
  * reviews` command, deciding from the business records (the side-effect
- * table) exactly as the README tells an operator to.
+ * table) exactly as docs/operations.md tells an operator to.
  *
  * Expected at every point: no protected action ever runs twice or without a
  * confirm `yes`; a review whose action ran is never left `pending`; every

@@ -19,7 +19,7 @@ type Run = {
 
 beforeAll(async () => {
   env = await createTestEnv('storeless-step')
-  // The README's form: credentials only, no review store.
+  // The form in docs/workflows.md: credentials only, no review store.
   const config = { apiKey: env.apiKey, baseUrl: env.baseUrl }
   const review = pusharyApprovalStep(config, { externalId: 'customer_1' })
   const workflow = createWorkflow({

@@ -1,5 +1,5 @@
 /**
- * The README's one-line callback route, written exactly as documented, under
+ * The one-line callback route of docs/workflows.md, written exactly as documented, under
  * a real Mastra server (Mastra's Hono server adapter, listening on loopback):
  * the local decision service posts the signed answer to it and the run
  * resumes. Also the dispatcher's refusal of a missing webhook secret.
@@ -68,7 +68,7 @@ beforeAll(async () => {
     .then(refund)
     .commit()
 
-  // The README sample, verbatim: the route resolves the dispatcher on first use.
+  // The docs sample (docs/workflows.md), verbatim: the route resolves the dispatcher on first use.
   mastra = new Mastra({
     workflows: { refund: workflow },
     storage: new LibSQLStore({ id: 'route-server', url: `file:${join(dir, 'mastra.db')}` }),

@@ -22,7 +22,8 @@ export async function POST(request: Request) {
     currentActionVersion: (review) => readCurrentDraftVersion(review),
   })
   await recordResumeOutcome(result)
-  if (['unknown', 'busy', 'pending'].includes(result.status)) return new Response('Retry later', { status: 503 })
+  if (['unknown', 'busy', 'pending'].includes(result.status))
+    return new Response('Retry later', { status: 503 })
   return new Response('Recorded', { status: 200 })
 }
 // --- end of sample ---

@@ -15,7 +15,10 @@ const client = createPusharyClient({ apiKey: service.apiKey, baseUrl: service.ba
 const { universalLink } = await client.enroll('customer_1')
 const before = await client.reachability('customer_1') // no phone linked yet
 
-const created = await client.decisions.create({ question: 'Refund EUR 48 on order_1?', externalId: 'customer_1' })
+const created = await client.decisions.create({
+  question: 'Refund EUR 48 on order_1?',
+  externalId: 'customer_1',
+})
 // A tap on the reviewer page answers it; a relayed answer takes the same path:
 await client.decisions.answer(created.decisionId, 'yes')
 const decision = await client.decisions.get(created.decisionId)

@@ -14,7 +14,9 @@ const workflow = createWorkflow({
   inputSchema: pusharyApprovalStepInputSchema,
   outputSchema: pusharyAnswerSchema,
   options: { autoRestartActiveRuns: false },
-}).then(review).commit()
+})
+  .then(review)
+  .commit()
 // --- end of sample ---
 
 export { workflow }
