@@ -97,6 +97,7 @@ export const decisionSchema = z
     decisionId: z.string().min(1),
     status: rawEnum,
     answered: optionalBoolean,
+    /** The person's answer as given (`'yes'`, an option, typed text); `null` until answered. */
     value: text,
     type: rawEnum,
     question: questionText,
@@ -126,7 +127,22 @@ export const decisionSchema = z
   .transform(({ status, type, answered, ...rest }) =>
     withAnswered({ ...rest, ...readStatus(status), ...readType(type) }, answered),
   )
-/** @example const pending = (d: Decision) => d.status === 'pending' */
+/**
+ * A decision as the service holds it (`client.decisions.get`). The person's
+ * answer is `value`: the exact text they gave (for a confirm the word they
+ * tapped, e.g. `'yes'` or `'no'`; for a select the chosen option; for an
+ * input what they typed), `null` until `status` is `'answered'`. A decision
+ * has no `answer` field: `answer` is what the same text is called where it
+ * is sent rather than read (`client.decisions.answer(id, answer)`, a
+ * callback body's `answer`, which equals its `value`, and the approval
+ * step's resume data). Whether it approves is not a field either: ask
+ * `isApproved(decision)`, true only for an answered confirm whose value is
+ * affirmative.
+ *
+ * @example
+ * const decision: Decision = await client.decisions.get(decisionId)
+ * if (decision.status === 'answered') console.log(decision.value, isApproved(decision))
+ */
 export type Decision = z.output<typeof decisionSchema>
 
 /**
@@ -389,7 +405,9 @@ export interface DecisionCallback {
   correlationId: string
   decisionId: string
   status: 'answered' | 'expired' | 'cancelled'
+  /** The person's answer (the wire's canonical field); what a `Decision` calls `value`. */
   answer: string | null
+  /** The wire's alias of `answer` (the same text when the sender is consistent; `answer` when absent). Read `answer`. */
   value: string | null
   answeredAt: string | null
   context?: string
