@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest'
 const run = promisify(execFile)
 
 /** Imports the package in a fresh process (one phase) and lists the heavy dependencies it loaded. */
-async function loadedBy(phase: 'import' | 'dev-server' | 'postgres-store'): Promise<string[]> {
+async function loadedBy(phase: Phase): Promise<string[]> {
+  return (await load(phase)).loaded
+}
+
+type Phase = 'import' | 'dev-server' | 'postgres-store' | 'testing-import'
+
+/** What one fresh process loaded: the watched packages, and whether any module of the testing entry. */
+async function load(phase: Phase): Promise<{ loaded: string[]; testing: boolean }> {
   const dir = mkdtempSync(join(tmpdir(), 'pushary-lazy-'))
   const { stdout } = await run(
     process.execPath,
@@ -16,7 +23,7 @@ async function loadedBy(phase: 'import' | 'dev-server' | 'postgres-store'): Prom
     { cwd: join(import.meta.dirname, '../..') },
   )
   const line = stdout.trim().split('\n').at(-1) ?? ''
-  return (JSON.parse(line) as { loaded: string[] }).loaded
+  return JSON.parse(line) as { loaded: string[]; testing: boolean }
 }
 
 describe('what importing the package loads', () => {
@@ -30,5 +37,10 @@ describe('what importing the package loads', () => {
 
   it('loads pg once a PostgreSQL store is first used', async () => {
     expect(await loadedBy('postgres-store')).toEqual(['pg'])
+  })
+
+  it('never loads the testing entry from the main entry, and loads neither the service nor pg for it', async () => {
+    expect((await load('import')).testing).toBe(false)
+    expect(await load('testing-import')).toEqual({ loaded: [], testing: true })
   })
 })

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import * as entry from '../../src/index.js'
+import * as testingEntry from '../../src/testing/index.js'
 
 const MAX_RUNTIME_EXPORTS = 47
 
@@ -69,5 +70,20 @@ describe('the public entry', () => {
     for (const internal of ['decisionStatusSchema', 'idSchema', 'isStorableText', 'REVIEW_EVENTS']) {
       expect(Object.keys(entry)).not.toContain(internal)
     }
+  })
+})
+
+describe('the testing entry (@pushary/mastra/testing)', () => {
+  it('exports exactly the listed runtime names, none of them also in the main entry', () => {
+    expect(Object.keys(testingEntry).sort()).toEqual([
+      'PusharyTestingError',
+      'callsOnce',
+      'describeResults',
+      'linkSimulatedPhone',
+      'scriptedModel',
+      'startPusharyTestService',
+      'waitForPusharyService',
+    ])
+    for (const name of Object.keys(testingEntry)) expect(Object.keys(entry)).not.toContain(name)
   })
 })
