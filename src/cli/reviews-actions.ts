@@ -9,32 +9,16 @@ import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createClient } from '@libsql/client'
 import type { Mastra } from '@mastra/core/mastra'
-import { agentWorkflowBinding } from '../agents/agent-binding.js'
 import { checkWorkerConfiguration } from '../agents/dispatcher.js'
 import { claimHolderGone, leaseClock } from '../resume/claim-lease.js'
-import {
-  type ApprovalLocation,
-  type ApprovalProgress,
-  approvalProgress,
-  type RunSnapshotView,
-} from '../resume/run-position.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
 import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
 import { type CommandIo, terminalSafe } from './command-io.js'
-import type { MastraLocation, ParsedReviewsArgs, ReviewsCommand, StoreLocation } from './reviews-args.js'
-
-/** What `show` reports about the Mastra run a review belongs to. */
-interface RunView {
-  workflowId: string
-  runId: string
-  status: string
-  approval: ApprovalProgress | null
-}
-
-class CommandRefused extends Error {}
+import type { ParsedReviewsArgs, ReviewsCommand, StoreLocation } from './reviews-args.js'
+import { absentHint, CommandRefused, readRun } from './reviews-run.js'
 
 async function openStore(location: StoreLocation): Promise<PusharyReviewStore> {
   if (location.kind === 'pg') {
@@ -66,93 +50,6 @@ async function openStore(location: StoreLocation): Promise<PusharyReviewStore> {
     probe.close()
   }
   return createSqliteReviewStore({ url: `file:${file}` })
-}
-
-interface WorkflowSnapshots {
-  loadWorkflowSnapshot(args: { workflowName: string; runId: string }): Promise<Record<string, unknown> | null>
-}
-
-/**
- * The workflow run that holds a review's approval: its own run, the batch
- * parent's run, or for an agent review the package's `pushary-agent-review`
- * run asking for it (approval step `ask`; `suspended` there means the agent
- * was never touched).
- */
-function runOf(review: PusharyReview): { workflowId: string; runId: string; approval: ApprovalLocation } {
-  switch (review.target) {
-    case 'workflow-step':
-      return { workflowId: review.workflowId, runId: review.runId, approval: review }
-    case 'batch-parent':
-      return {
-        workflowId: review.workflowId,
-        runId: review.runId,
-        approval: { stepId: review.stepId, resumeLabel: '', operationId: '' },
-      }
-    case 'agent': {
-      const binding = agentWorkflowBinding(review, 'reviews show')
-      return {
-        workflowId: binding.workflowId,
-        runId: binding.runId,
-        approval: {
-          stepId: binding.stepId,
-          resumeLabel: review.decisionId,
-          operationId: binding.operationId,
-        },
-      }
-    }
-    default: {
-      const unreachable: never = review
-      return unreachable
-    }
-  }
-}
-
-/**
- * Opens Mastra's own storage adapter (the application's dependency, loaded
- * only when asked), so the run is read exactly as Mastra persisted it.
- */
-async function readRun(location: MastraLocation, review: PusharyReview): Promise<RunView> {
-  const run = runOf(review)
-  let storage: {
-    init(): Promise<void>
-    getStore(name: 'workflows'): Promise<unknown>
-    close?: () => Promise<void>
-  }
-  try {
-    if (location.kind === 'libsql') {
-      const { LibSQLStore } = await import('@mastra/libsql')
-      storage = new LibSQLStore({ id: 'pushary-mastra-reviews', url: location.url }) as never
-    } else {
-      const { PostgresStore } = await import('@mastra/pg')
-      storage = new PostgresStore({ id: 'pushary-mastra-reviews', connectionString: location.url }) as never
-    }
-  } catch (error) {
-    const pkg = location.kind === 'libsql' ? '@mastra/libsql' : '@mastra/pg'
-    throw new CommandRefused(
-      `cannot load ${pkg} to read the run (install it beside @mastra/core): ${error instanceof Error ? error.message : String(error)}`,
-    )
-  }
-  try {
-    await storage.init()
-    const workflows = (await storage.getStore('workflows')) as WorkflowSnapshots | undefined
-    if (!workflows) throw new CommandRefused('the Mastra storage has no workflow store')
-    const raw = await workflows.loadWorkflowSnapshot({ workflowName: run.workflowId, runId: run.runId })
-    if (!raw) return { workflowId: run.workflowId, runId: run.runId, status: 'absent', approval: null }
-    const snapshot: RunSnapshotView = {
-      status: String(raw.status),
-      resumeLabels: (raw.resumeLabels ?? {}) as RunSnapshotView['resumeLabels'],
-      suspendedPaths: (raw.suspendedPaths ?? {}) as Record<string, unknown>,
-      context: (raw.context ?? {}) as Record<string, unknown>,
-    }
-    return {
-      workflowId: run.workflowId,
-      runId: run.runId,
-      status: snapshot.status,
-      approval: approvalProgress(snapshot, run.approval),
-    }
-  } finally {
-    await storage.close?.().catch(() => undefined)
-  }
 }
 
 function where(review: PusharyReview): string {
@@ -210,7 +107,8 @@ async function show(
   // For a `resuming` review this moves while its holder is alive (keep-alive);
   // a time that stopped moving is what tells an operator the holder is gone.
   const claim = await store.claimState(command.decisionId)
-  const run = command.mastra ? await readRun(command.mastra, review) : null
+  const mastra = command.mastra
+  const run = mastra ? await readRun(mastra, review) : null
   // What happened to the approved action, as the ending read it from the evidence.
   const action = await store.actionOf(command.decisionId)
   if (json) {
@@ -231,9 +129,11 @@ async function show(
     `receipts   ${receipts.length}`,
     ...receipts.map((receipt) => `  ${receipt.receivedAt}  ${receipt.body.slice(0, 200)}`),
   ]
-  if (run) {
+  if (run && mastra) {
     lines.push(
-      `run        ${run.workflowId}/${run.runId}: ${run.status}${run.approval ? `, approval step ${run.approval}` : ''}`,
+      run.status === 'absent'
+        ? `run        ${run.workflowId}/${run.runId}: absent from ${run.lookedIn}${absentHint(mastra)}`
+        : `run        ${run.workflowId}/${run.runId}: ${run.status}${run.approval ? `, approval step ${run.approval}` : ''} (in ${run.lookedIn})`,
     )
   }
   io.stdout.write(`${lines.map(terminalSafe).join('\n')}\n`)

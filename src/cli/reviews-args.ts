@@ -12,9 +12,11 @@ export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|check|rec
 
   reviews list [--state <state>]... [--limit <n>]
       Reviews in the given states (default: every state), longest in their state first.
-  reviews show <decisionId> [--mastra-db <file> | --mastra-pg <url>]
+  reviews show <decisionId> [--mastra-db <file> | --mastra-pg <url> [--mastra-pg-schema <name>]]
       The binding, every transition with its reason, the recorded callbacks and,
       when Mastra's storage is given, the status of the run and of its approval step.
+      --mastra-pg-schema is the schemaName your app gives PostgresStore (default
+      public); a run not found says where it was looked for.
   reviews check --app <module>
       Startup self-check of a worker: imports <module> (it exports the worker's
       \`mastra\`), and lists every pending review that worker could not resume and
@@ -44,7 +46,12 @@ export const RECOVERY_OUTCOMES = ['completed', 'stale', 'pending'] as const
 export type StoreLocation = { kind: 'sqlite'; file: string } | { kind: 'pg'; url: string; schema?: string }
 
 /** Where Mastra's workflow storage lives, for the run status in `show`. */
-export type MastraLocation = { kind: 'libsql'; url: string } | { kind: 'pg'; url: string }
+export type MastraLocation =
+  | { kind: 'libsql'; url: string }
+  | { kind: 'pg'; url: string; schema: string; schemaGiven: boolean }
+
+/** What PostgreSQL (and `@mastra/pg`'s `schemaName`) accepts unquoted: 63 bytes at most. */
+const PG_SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 
 export type ReviewsCommand =
   | { action: 'list'; states: readonly ReviewState[]; limit: number }
@@ -73,6 +80,7 @@ const FLAGS = {
   schema: { type: 'string' },
   'mastra-db': { type: 'string' },
   'mastra-pg': { type: 'string' },
+  'mastra-pg-schema': { type: 'string' },
   reason: { type: 'string' },
   'lease-ms': { type: 'string' },
   app: { type: 'string' },
@@ -99,14 +107,23 @@ function mastraLocation(flags: Flags): MastraLocation | null | string {
   if (libsql !== undefined) {
     return { kind: 'libsql', url: /^[a-z]+:/.test(libsql) ? libsql : `file:${libsql}` }
   }
-  if (pg !== undefined) return { kind: 'pg', url: pg }
+  const schema = flags['mastra-pg-schema']
+  if (schema !== undefined) {
+    if (pg === undefined) return '--mastra-pg-schema applies to --mastra-pg only'
+    if (!PG_SCHEMA_NAME.test(schema)) {
+      return `--mastra-pg-schema must be a PostgreSQL schema name (a letter or _, then letters, digits or _; at most 63), got "${schema}"`
+    }
+  }
+  if (pg !== undefined) {
+    return { kind: 'pg', url: pg, schema: schema ?? 'public', schemaGiven: schema !== undefined }
+  }
   return null
 }
 
 /** Options each action accepts besides the store options and --json. */
 const ACTION_FLAGS: Record<ReviewsCommand['action'], readonly (keyof typeof FLAGS)[]> = {
   list: ['state', 'limit'],
-  show: ['mastra-db', 'mastra-pg'],
+  show: ['mastra-db', 'mastra-pg', 'mastra-pg-schema'],
   recover: ['reason', 'lease-ms'],
   check: ['app'],
 }
