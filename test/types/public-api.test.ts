@@ -17,6 +17,7 @@ import {
   type PusharyApprovedAnswer,
   type PusharyClient,
   type PusharyDispatchResult,
+  type PusharyPendingDecision,
   type PusharyReview,
   type PusharyReviewStore,
   pusharyAnswerSchema,
@@ -24,8 +25,11 @@ import {
   pusharyApprovalStepInputSchema,
   pusharyApprovedAnswerSchema,
   pusharyGate,
+  pusharyPendingDecisions,
   type ReviewClaimResult,
   type ReviewState,
+  readPusharyPendingDecisions,
+  withPusharyPermit,
 } from '@pushary/mastra'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod/v4'
@@ -130,6 +134,41 @@ describe('public types', () => {
     expectTypeOf<PusharyReview['target']>().toEqualTypeOf<'agent' | 'workflow-step' | 'batch-parent'>()
     expectTypeOf<PusharyClient['decisions']['get']>().returns.resolves.toEqualTypeOf<Decision>()
     expectTypeOf(isPusharyDeclined).guards.toHaveProperty('reason')
+  })
+
+  it('reads the decisions a Mastra run result waits on without casts, and types a permit action from initSchema', () => {
+    const client = createPusharyClient({
+      apiKey: 'pk_types.sk_types',
+      baseUrl: 'http://127.0.0.1:1/api/v1/server',
+    })
+    const workflow = createWorkflow({
+      id: 'typed-pending',
+      inputSchema: pusharyApprovalStepInputSchema,
+      outputSchema: pusharyAnswerSchema,
+    })
+      .then(pusharyApprovalStep({ client }, { externalId: 'customer_1' }))
+      .commit()
+    // Type-level only: a native run's start() result is accepted as is.
+    const pendingOf = async (run: Awaited<ReturnType<typeof workflow.createRun>>) =>
+      pusharyPendingDecisions(await run.start({ inputData: { operationId: 'op-1', question: 'Ship?' } }))
+    expectTypeOf(pendingOf).returns.resolves.toEqualTypeOf<PusharyPendingDecision[]>()
+    expectTypeOf(readPusharyPendingDecisions).returns.resolves.toEqualTypeOf<PusharyPendingDecision[]>()
+    expectTypeOf<PusharyPendingDecision['itemIndex']>().toEqualTypeOf<number | null>()
+
+    const refund = withPusharyPermit(
+      { client },
+      {
+        id: 'refund',
+        outputSchema: z.object({ refunded: z.string() }),
+        initSchema: z.object({ orderId: z.string() }),
+        action: ({ initData }) => {
+          expectTypeOf(initData).toEqualTypeOf<{ orderId: string }>()
+          return { toolName: 'refund.create', toolTarget: `order ${initData.orderId}` }
+        },
+        execute: async ({ initData }) => ({ refunded: initData.orderId }),
+      },
+    )
+    expect(refund.id).toBe('refund')
   })
 
   it('lets a caller consume dispatch results exhaustively', () => {
