@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { connect, createPusharyClient, createPusharyDevServer } from '@pushary/mastra'
+import { waitForPusharyService } from '@pushary/mastra/testing'
 import {
   buildAgentApp,
   credentialFingerprint,
@@ -74,8 +75,14 @@ async function openService(live: boolean, dir: string | null): Promise<Service> 
     port: 0,
     onError: () => {},
   })
+  const client = createPusharyClient({ apiKey: server.apiKey, baseUrl: server.baseUrl })
+  // Bounded wait until the embedded service answers, before the first request.
+  await waitForPusharyService(client, { timeoutMs: 30_000 }).catch(async (error: unknown) => {
+    await server.close()
+    throw error
+  })
   return {
-    client: createPusharyClient({ apiKey: server.apiKey, baseUrl: server.baseUrl }),
+    client,
     identity: {
       mode: 'local',
       externalId: process.env.PUSHARY_EXTERNAL_ID || 'customer_1',

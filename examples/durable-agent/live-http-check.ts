@@ -11,6 +11,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createPusharyClient, createPusharyDevServer } from '@pushary/mastra'
+import { waitForPusharyService } from '@pushary/mastra/testing'
 import { type CliRun, expect, inPool, runCli } from './check-support.js'
 
 const root = mkdtempSync(join(tmpdir(), 'pushary-mastra-live-http-'))
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     onError: () => {},
   })
   const person = createPusharyClient({ apiKey: hosted.apiKey, baseUrl: hosted.baseUrl })
+  await waitForPusharyService(person, { timeoutMs: 30_000 })
   const env = {
     PUSHARY_API_KEY: hosted.apiKey,
     PUSHARY_BASE_URL: hosted.baseUrl,

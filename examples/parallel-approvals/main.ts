@@ -32,6 +32,7 @@ import {
   pusharyApprovedItemSchema,
   pusharyGateItems,
 } from '@pushary/mastra'
+import { waitForPusharyService } from '@pushary/mastra/testing'
 import { z } from 'zod/v4'
 import { linkSimulatedPhone } from '../shared/local-phone.js'
 
@@ -117,6 +118,7 @@ async function main(): Promise<number> {
   const client = createPusharyClient({ apiKey: service.apiKey, baseUrl: service.baseUrl })
   const app = buildApp({ dir, client })
   try {
+    await waitForPusharyService(client, { timeoutMs: 30_000 })
     await app.ledger.execute('CREATE TABLE IF NOT EXISTS refunds (order_id TEXT NOT NULL)')
     await linkSimulatedPhone(client, CUSTOMER)
     const orders: Order[] = answers.map((_, index) => ({

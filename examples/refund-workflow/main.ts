@@ -1,7 +1,7 @@
 /**
  * The main job, end to end on one machine:
  *   npm run demo                      # answer on your phone (or in a browser)
- *   npm run demo -- --answer approve  # unattended: answers through the service
+ *   npm run demo -- --answer approve  # unattended: a simulated phone taps the answer
  *   npm run demo -- --answer deny     # also select | input: a choice or a text, never approval
  *   npm run demo -- --agent           # the same refund asked by a Mastra Agent (requireApproval)
  *   npm run demo -- --agent --answer approve|deny|select|input
@@ -29,7 +29,8 @@ import {
   createSqliteReviewStore,
   isPusharyDeclined,
 } from '@pushary/mastra'
-import { linkSimulatedPhone, waitUntilReachable } from '../shared/local-phone.js'
+import { linkSimulatedPhone, type SimulatedPhone, waitForPusharyService } from '@pushary/mastra/testing'
+import { waitUntilReachable } from '../shared/local-phone.js'
 import { type DemoAnswer, runAgentRefund, UNATTENDED_VALUE } from './agent-refund.js'
 import { createOpenedQuestions } from './opened-questions.js'
 import { createRefundApp, createRefundLedger, type RefundOrder } from './refund-app.js'
@@ -45,7 +46,7 @@ the answer and reports the outcome. Exit 0 only when the outcome matches what
 was asked. Ctrl-C cancels the questions the demo opened, then exits (130).
 
 Options:
-  --answer <answer>   Answer unattended through the service: approve, deny, select or input
+  --answer <answer>   Answer unattended with a simulated phone: approve, deny, select or input
                       (select and input ask a choice or a text, answered "yes": data, never approval)
   --agent             Ask from a Mastra Agent whose refund tool has requireApproval
   --model <p/name>    With --agent: a provider model such as openai/gpt-4o (its key must be set)
@@ -68,6 +69,25 @@ const OPTIONS = {
   timeout: { type: 'string', default: '600' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const
+
+/** The unattended answer, tapped on the simulated phone's card as a person would. */
+function tapAnswer(phone: SimulatedPhone, decisionId: string, answer: DemoAnswer) {
+  const value = UNATTENDED_VALUE[answer]
+  switch (answer) {
+    case 'approve':
+      return phone.approve(decisionId)
+    case 'deny':
+      return phone.deny(decisionId)
+    case 'select':
+      return phone.choose(decisionId, value)
+    case 'input':
+      return phone.type(decisionId, value)
+    default: {
+      const unknown: never = answer
+      throw new Error(`unknown answer ${String(unknown)}`)
+    }
+  }
+}
 
 /** Resolves on the first Ctrl-C; a second one exits at once. */
 function firstInterrupt(): Promise<void> {
@@ -126,6 +146,10 @@ async function main(): Promise<number> {
     apiKey: service.apiKey,
     fetch: questions.fetch,
   })
+  // The service resolves once it listens; on a loaded machine the first
+  // request can still find it not answering. Wait for it (bounded) before
+  // linking a phone or asking, so a slow start is a wait, not a failed run.
+  await waitForPusharyService(client, { timeoutMs: 30_000 })
   const store = createSqliteReviewStore({ url: `file:${join(dataDir, 'demo-reviews.db')}` })
   const ledger = createRefundLedger(`file:${join(dataDir, 'demo-refunds.db')}`)
 
@@ -186,8 +210,9 @@ async function main(): Promise<number> {
     // 3. Connect the reviewer's phone once (enrolment binds a device to the customer ID).
     // Questions are asked with requireReachable: a customer with no linked
     // phone is refused up front instead of being asked into the void.
+    let phone: SimulatedPhone | null = null
     if (answer || values.expire) {
-      await linkSimulatedPhone(client, CUSTOMER_ID)
+      phone = await linkSimulatedPhone(client, CUSTOMER_ID)
       out(`Unattended run: a simulated phone is linked for "${CUSTOMER_ID}".`)
     } else if (!(await client.reachability(CUSTOMER_ID)).reachable) {
       const enrollment = await client.enroll(CUSTOMER_ID)
@@ -206,11 +231,17 @@ async function main(): Promise<number> {
       out(`Approval requested: ${what}`)
       out(`  reviewer link  ${reviewLink}`)
       printQr(reviewLink)
-      if (answer) {
+      if (answer && phone) {
+        const tapping = phone
         setTimeout(() => {
-          client.decisions.answer(decisionId, UNATTENDED_VALUE[answer]).catch((error: unknown) => {
-            process.stderr.write(`could not answer: ${String(error)}\n`)
-          })
+          tapAnswer(tapping, decisionId, answer)
+            .then((tap) => {
+              if (tap.status !== 'answered')
+                process.stderr.write(`the answer was not recorded: ${tap.message}\n`)
+            })
+            .catch((error: unknown) => {
+              process.stderr.write(`could not answer: ${String(error)}\n`)
+            })
         }, 1500)
       }
     }

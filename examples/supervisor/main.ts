@@ -21,6 +21,7 @@ import { Mastra } from '@mastra/core/mastra'
 import { createTool } from '@mastra/core/tools'
 import { LibSQLStore } from '@mastra/libsql'
 import { createPusharyClient, createPusharyDevServer, resolvePusharyApprovals } from '@pushary/mastra'
+import { waitForPusharyService } from '@pushary/mastra/testing'
 import { z } from 'zod/v4'
 import { linkSimulatedPhone, waitUntilReachable } from '../shared/local-phone.js'
 import { callsOnce, scriptedModel } from '../shared/scripted-model.js'
@@ -90,6 +91,7 @@ async function main(): Promise<number> {
   })
 
   try {
+    await waitForPusharyService(client, { timeoutMs: 30_000 })
     if (values.answer) await linkSimulatedPhone(client, CUSTOMER)
     else {
       const { universalLink } = await client.enroll(CUSTOMER)

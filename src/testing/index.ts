@@ -4,7 +4,8 @@
  * entry, so production code never loads it; it uses the main entry only
  * through its public API (`@pushary/mastra`). Every export is listed by name.
  */
-export { callsOnce, describeResults, scriptedModel } from './scripted-model.js'
+
+export type { SimulatedPhoneQuestion, SimulatedPhoneQuestionType } from './phone-page.js'
 export type {
   ScriptedPrompt,
   ScriptedReply,
@@ -12,17 +13,17 @@ export type {
   ScriptedToolResult,
   ScriptedTurn,
 } from './scripted-model.js'
-export { linkSimulatedPhone } from './simulated-phone.js'
+export { callsOnce, describeResults, scriptedModel } from './scripted-model.js'
+export type { WaitForServiceOptions } from './service-ready.js'
+export { waitForPusharyService } from './service-ready.js'
 export type {
   NextQuestionOptions,
   SimulatedPhone,
   SimulatedPhoneAnswer,
   SimulatedPhoneOptions,
 } from './simulated-phone.js'
-export type { SimulatedPhoneQuestion, SimulatedPhoneQuestionType } from './phone-page.js'
-export { startPusharyTestService } from './test-service.js'
+export { linkSimulatedPhone } from './simulated-phone.js'
 export type { PusharyTestService, PusharyTestServiceOptions } from './test-service.js'
-export { waitForPusharyService } from './service-ready.js'
-export type { WaitForServiceOptions } from './service-ready.js'
-export { PusharyTestingError } from './testing-error.js'
+export { startPusharyTestService } from './test-service.js'
 export type { PusharyTestingErrorCode } from './testing-error.js'
+export { PusharyTestingError } from './testing-error.js'

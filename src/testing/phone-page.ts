@@ -93,7 +93,9 @@ export function readDecisionCard(markup: string, decisionId: string): ReadCard |
   const csrf = /<input type="hidden" name="csrf" value="([^"]*)">/.exec(formMarkup)?.[1]
   const heading = /<h2 id="[^"]*">([\s\S]*?)<\/h2>/.exec(card)?.[1]
   if (action === undefined || csrf === undefined || heading === undefined) return null
-  const buttons = [...formMarkup.matchAll(/<button type="submit" name="answer" value="([^"]*)"( class="(\w+)")?>/g)]
+  const buttons = [
+    ...formMarkup.matchAll(/<button type="submit" name="answer" value="([^"]*)"( class="(\w+)")?>/g),
+  ]
   const hasTextField = /<input [^>]*type="text" name="answer"/.test(formMarkup)
   const isConfirm = buttons.some((button) => button[3] === 'approve') && buttons.some((b) => b[3] === 'deny')
   const type: SimulatedPhoneQuestionType = isConfirm ? 'confirm' : hasTextField ? 'input' : 'select'

@@ -154,7 +154,12 @@ export function scriptedModel(script: (turn: ScriptedTurn) => ScriptedReply): Ma
       const id = `text_${prefix}_${counter}`
       const parts: unknown[] = [
         { type: 'stream-start', warnings: [] },
-        { type: 'response-metadata', id: `resp_${prefix}_${counter}`, modelId: 'scripted-model', timestamp: new Date(0) },
+        {
+          type: 'response-metadata',
+          id: `resp_${prefix}_${counter}`,
+          modelId: 'scripted-model',
+          timestamp: new Date(0),
+        },
       ]
       if ('text' in answer) {
         parts.push(

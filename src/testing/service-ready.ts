@@ -78,7 +78,9 @@ export async function waitForPusharyService(
       if (!worthWaiting(error)) throw error
       last = error
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, Math.max(0, deadline - Date.now()))))
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(intervalMs, Math.max(0, deadline - Date.now()))),
+    )
   }
   const detail = last instanceof Error ? last.message : 'no probe finished'
   throw new PusharyTestingError({

@@ -27,7 +27,12 @@ import { PusharyTestingError } from './testing-error.js'
  * if (tap.status !== 'answered') throw new Error(tap.message)
  */
 export type SimulatedPhoneAnswer =
-  | { readonly status: 'answered'; readonly decisionId: string; readonly value: string; readonly message: string }
+  | {
+      readonly status: 'answered'
+      readonly decisionId: string
+      readonly value: string
+      readonly message: string
+    }
   | {
       readonly status:
         | 'closed'
@@ -181,7 +186,10 @@ function createPhone(input: {
     return { status: response.status, body }
   }
 
-  const readCard = async (operation: string, decisionId: string): Promise<ReadCard | SimulatedPhoneAnswer> => {
+  const readCard = async (
+    operation: string,
+    decisionId: string,
+  ): Promise<ReadCard | SimulatedPhoneAnswer> => {
     const page = await get(operation, `/review/${encodeURIComponent(decisionId)}`)
     if (page.status === 404 || page.status === 403) {
       return {
@@ -222,7 +230,11 @@ function createPhone(input: {
       return { status, decisionId, value: typeof body?.value === 'string' ? body.value : answer, message }
     }
     if (ANSWER_STATUSES.has(status)) {
-      return { status: status as Exclude<SimulatedPhoneAnswer['status'], 'answered' | 'closed'>, decisionId, message }
+      return {
+        status: status as Exclude<SimulatedPhoneAnswer['status'], 'answered' | 'closed'>,
+        decisionId,
+        message,
+      }
     }
     throw new PusharyTestingError({
       code: response.status === 401 ? 'phone_not_linked' : 'unexpected_page',

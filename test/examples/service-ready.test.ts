@@ -4,13 +4,14 @@
  * answering). Against real servers: one that starts listening late, one that
  * never does, one that answers "starting" (503) first, and a wrong key.
  */
-import { createServer } from 'node:http'
+
 import { mkdtempSync } from 'node:fs'
+import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { PusharyApiError } from '../../src/pushary/errors.js'
 import { createPusharyClient } from '../../src/pushary/client.js'
+import { PusharyApiError } from '../../src/pushary/errors.js'
 import { createPusharyDevServer } from '../../src/server/dev-server.js'
 import { PusharyTestingError, waitForPusharyService } from '../../src/testing/index.js'
 
@@ -76,7 +77,7 @@ describe('waitForPusharyService (the examples wait for their own service)', () =
 
   it('keeps waiting while the service answers 503 starting, and resolves once it answers', async () => {
     let requests = 0
-    const starting = createServer((req, res) => {
+    const starting = createServer((_req, res) => {
       requests += 1
       if (requests <= 3) {
         res.writeHead(503, { 'content-type': 'text/plain' })
@@ -109,9 +110,9 @@ describe('waitForPusharyService (the examples wait for their own service)', () =
     try {
       const port = Number(new URL(service.url).port)
       const started = Date.now()
-      const error = await waitForPusharyService(clientFor(port, 'pk_wrong.sk_wrong'), { timeoutMs: 20_000 }).catch(
-        (e: unknown) => e,
-      )
+      const error = await waitForPusharyService(clientFor(port, 'pk_wrong.sk_wrong'), {
+        timeoutMs: 20_000,
+      }).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(PusharyApiError)
       expect(error).toMatchObject({ status: 401 })
       expect(Date.now() - started).toBeLessThan(5_000)

@@ -171,7 +171,9 @@ describe('agent tool with requireApproval, answered on the phone', () => {
       name: 'Support',
       instructions: 'Refund the order the customer names.',
       // No provider: the scripted model calls the tool once, then says "Done."
-      model: scriptedModel(callsOnce([{ toolCallId: 'call_1', toolName: 'refund', input: { orderId } }], 'Done.')),
+      model: scriptedModel(
+        callsOnce([{ toolCallId: 'call_1', toolName: 'refund', input: { orderId } }], 'Done.'),
+      ),
       tools: { refund: refundTool },
     })
     new Mastra({
@@ -184,7 +186,9 @@ describe('agent tool with requireApproval, answered on the phone', () => {
 
   async function askAgent(orderId: string, answer: (decisionId: string) => Promise<unknown>) {
     const agent = buildAgent(orderId)
-    const output = await agent.generate(`Refund ${orderId}`, { memory: { thread: orderId, resource: CUSTOMER } })
+    const output = await agent.generate(`Refund ${orderId}`, {
+      memory: { thread: orderId, resource: CUSTOMER },
+    })
     expect(output.finishReason).toBe('suspended')
     const [outcome] = await Promise.all([
       resolvePusharyApprovals(

@@ -31,7 +31,15 @@ beforeAll(async () => {
     const entry = Object.fromEntries(
       Object.entries(options.entry as Record<string, string>).map(([name, path]) => [name, join(ROOT, path)]),
     )
-    await build({ ...options, entry, outDir: join(PACKAGE, 'dist'), dts: false, sourcemap: false, silent: true, config: false })
+    await build({
+      ...options,
+      entry,
+      outDir: join(PACKAGE, 'dist'),
+      dts: false,
+      sourcemap: false,
+      silent: true,
+      config: false,
+    })
   }
 }, 120_000)
 

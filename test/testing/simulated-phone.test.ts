@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   linkSimulatedPhone,
-  type PusharyTestService,
   PusharyTestingError,
+  type PusharyTestService,
   type SimulatedPhone,
   startPusharyTestService,
 } from '../../src/testing/index.js'
@@ -52,7 +52,12 @@ describe('a simulated phone', () => {
   })
 
   it('refuses to tap a control the card does not offer, naming it, and sends nothing', async () => {
-    const { decisionId } = await ask({ question: 'Pick one', externalId: 'alice', type: 'select', options: ['a', 'b'] })
+    const { decisionId } = await ask({
+      question: 'Pick one',
+      externalId: 'alice',
+      type: 'select',
+      options: ['a', 'b'],
+    })
     const missing = await phone.choose(decisionId, 'c').catch((error: unknown) => error)
     expect(missing).toBeInstanceOf(PusharyTestingError)
     expect(missing).toMatchObject({ code: 'no_such_control', field: 'option' })
