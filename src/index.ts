@@ -152,6 +152,7 @@ export type {
   PusharyApprovedItem,
   PusharyDeclined,
   PusharyDeclineReason,
+  PusharyUngatedAnswer,
 } from './steps/gate-step.js'
 export type { PusharyFallbackLink } from './steps/approval-delivery.js'
 export { isPusharyPermitRefused, withPusharyPermit } from './steps/permit-step.js'
@@ -212,6 +213,7 @@ export type {
   PusharyResolvedApproval,
 } from './agents/resolve-approvals.js'
 export type { PusharyReviewSubject } from './agents/review-subject.js'
+export type { PusharyAgentTools } from './agents/agent-card.js'
 export type { PusharyAgentReviewStore } from './store/agent-review-store.js'
 export type { PusharyAgentResumeOutcome } from './agents/agent-review-resume.js'
 export type { PusharyAgentReviewAction } from './agents/agent-resume-causes.js'

@@ -10,6 +10,7 @@ import {
   type PusharyQuestion,
   pusharyQuestionSchema,
 } from '../pushary/question.js'
+import { shownAgentName } from './agent-card.js'
 
 /**
  * Options of {@link createPusharyAskTool}. The customer is bound here, by
@@ -34,6 +35,7 @@ export interface PusharyAskToolOptions {
   requireReachable?: boolean
   /** Sandbox keys only: the outcome the service answers with by itself (`approve`, `deny`, `no_answer`). */
   sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
+  /** Who asks, on the card; default the name of the Mastra agent running the tool. */
   agentName?: string
 }
 
@@ -94,6 +96,23 @@ function toOutput(
   }
 }
 
+/** The card's name for the agent running the tool (its `name`, else its id); none outside an agent. */
+function runningAgentName(context: unknown): string | undefined {
+  const { agent, mastra } = (context ?? {}) as {
+    agent?: { agentId?: unknown }
+    mastra?: { getAgentById?: (id: string) => unknown }
+  }
+  const agentId = agent?.agentId
+  if (typeof agentId !== 'string' || agentId === '') return undefined
+  let found: unknown
+  try {
+    found = mastra?.getAgentById?.(agentId)
+  } catch {
+    found = undefined
+  }
+  return shownAgentName(found, agentId, 'createPusharyAskTool')
+}
+
 /**
  * A Mastra tool that asks the bound customer one question (confirm, select or
  * input) and blocks until they answer or the local wait ends. Returns
@@ -128,8 +147,9 @@ export function createPusharyAskTool(config: PusharyConfig, opts: PusharyAskTool
     // and would show the model only the value; wrap it so the model also
     // sees `approved` and `status`.
     toModelOutput: (output) => ({ type: 'json', value: output }),
-    execute: async (input) => {
+    execute: async (input, context) => {
       const question = pusharyQuestionSchema.parse(input)
+      const agentName = options.agentName ?? runningAgentName(context)
       const result = await client.decisions.ask({
         question: question.question,
         type: question.type,
@@ -140,7 +160,7 @@ export function createPusharyAskTool(config: PusharyConfig, opts: PusharyAskTool
         ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
         ...(options.expiresInSeconds === undefined ? {} : { expiresInSeconds: options.expiresInSeconds }),
         ...(options.requireReachable === undefined ? {} : { requireReachable: options.requireReachable }),
-        ...(options.agentName === undefined ? {} : { agentName: options.agentName }),
+        ...(agentName === undefined ? {} : { agentName }),
         ...(options.sandboxOutcome === undefined ? {} : { sandboxOutcome: options.sandboxOutcome }),
       })
       // An unanswered local wait is reported as what it is: still pending,

@@ -5,6 +5,7 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharyFallbackLink } from '../steps/approval-delivery.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
+import { agentCardOf, checkedAgentTools, type PusharyAgentTools } from './agent-card.js'
 import {
   APPROVABLE_AGENT_METHODS,
   checkedAgent,
@@ -51,6 +52,12 @@ export interface PusharyAgentReviewTarget {
   /** Sandbox keys only: the outcome the service answers with by itself (`approve`, `deny`, `no_answer`). */
   sandboxOutcome?: 'approve' | 'deny' | 'no_answer'
   subject?: PusharyReviewSubject
+  /**
+   * Per tool (keyed by the tool's name as the agent calls it): the risk the
+   * card shows (default `medium`) and a description for the reviewer
+   * (default the tool's own `description`).
+   */
+  tools?: PusharyAgentTools
   /** The agent's Mastra; default `agent.getMastraInstance()`. It needs storage. */
   mastra?: Mastra
 }
@@ -121,6 +128,7 @@ export async function openPusharyAgentReview(
   // The whole configuration is checked before anything is asked: a missing
   // store found after the decision was created would leave a person asked
   // with no review behind the question.
+  const tools = checkedAgentTools(target.tools, operation, 'target.tools')
   const store = checkedReviewStore(target.store, operation)
   checkedAgent(target.agent, operation, APPROVABLE_AGENT_METHODS)
   const mastra = durableMastraOf(target.agent, target.mastra, operation)
@@ -146,15 +154,25 @@ export async function openPusharyAgentReview(
       message: autoResumed,
     })
   }
+  const call = normalizeSuspendedCall(raw)
+  const card = await agentCardOf({
+    agent: target.agent,
+    agentId: target.agentId,
+    call,
+    tools,
+    given: target.subject?.presentation,
+    operation,
+  })
   const { binding, stepSubject } = prepareAgentReview({
     operation,
     agentId: target.agentId,
     run,
-    call: normalizeSuspendedCall(raw),
+    call,
     externalId: target.externalId,
     actionVersion: target.actionVersion,
     question: target.question,
     subject: target.subject,
+    card,
   })
   const { decisionId, expiresAt } = await startAgentReviewRun({
     mastra,

@@ -5,6 +5,7 @@ import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
 import type { PusharyReasonCode } from '../resume/review-status.js'
 import type { PusharyFallbackLink } from '../steps/approval-delivery.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
+import { agentCardOf, checkedAgentTools, type PusharyAgentTools } from './agent-card.js'
 import {
   APPROVABLE_AGENT_METHODS,
   checkedAgent,
@@ -47,6 +48,8 @@ export interface PusharyApprovalConfig extends PusharyConfig {
   /** `false`: a person must answer even where a workspace policy would allow. Default: ask `/authorize` first. */
   policy?: boolean
   subject?: (pending: PusharyPendingApproval) => PusharyReviewSubject
+  /** Per tool: the risk the card shows (default `medium`) and a description for the reviewer (default the tool's own). */
+  tools?: PusharyAgentTools
   question?: (pending: PusharyPendingApproval) => string
   /** 1–100, default 10. */
   maxApprovals?: number
@@ -118,7 +121,7 @@ async function finishOf(output: unknown): Promise<unknown> {
 function validate(
   config: PusharyApprovalConfig,
   target: PusharyApprovalTarget,
-): { maxApprovals: number; mastra: Mastra } {
+): { maxApprovals: number; mastra: Mastra; tools: PusharyAgentTools } {
   const operation = 'resolvePusharyApprovals'
   const fail = (field: string, text: string): never => {
     throw new PusharyValidationError({ code: 'invalid_options', operation, field, message: text })
@@ -144,7 +147,7 @@ function validate(
   if (typeof config.externalId === 'string')
     checkedId(config.externalId, 'config.externalId', operation, true)
   else if (typeof config.externalId !== 'function') fail('config.externalId', 'the customer is required')
-  return { maxApprovals: max, mastra }
+  return { maxApprovals: max, mastra, tools: checkedAgentTools(config.tools, operation, 'config.tools') }
 }
 
 /**
@@ -166,7 +169,7 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
   target: PusharyApprovalTarget,
 ): Promise<PusharyApprovalOutcome<TOutput>> {
   const operation = 'resolvePusharyApprovals'
-  const { maxApprovals, mastra } = validate(config, target)
+  const { maxApprovals, mastra, tools } = validate(config, target)
   const client = resolvePusharyClient(config, operation)
   const agent = target.agent
   const scope = {
@@ -224,15 +227,25 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
           typeof config.externalId === 'function' ? config.externalId(view) : config.externalId
         const question = config.question?.(view)
         const subject = config.subject?.(view)
+        const agentId = (agent as { id?: string }).id ?? 'agent'
+        const card = await agentCardOf({
+          agent,
+          agentId,
+          call,
+          tools,
+          given: subject?.presentation,
+          operation,
+        })
         const { binding, stepSubject } = prepareAgentReview({
           operation,
-          agentId: (agent as { id?: string }).id ?? 'agent',
+          agentId,
           run: current,
           call,
           externalId,
           actionVersion: config.actionVersion ?? 'current',
           question,
           subject,
+          card,
         })
         if (config.policy !== false) {
           const verdict = await client
@@ -244,6 +257,7 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
               ...(stepSubject.toolTarget ? { toolTarget: stepSubject.toolTarget } : {}),
               ...(stepSubject.actor ? { actor: stepSubject.actor } : {}),
               ...(stepSubject.environment ? { environment: stepSubject.environment } : {}),
+              ...(stepSubject.agentName ? { agentName: stepSubject.agentName } : {}),
             })
             .catch(() => null)
           if (verdict?.verdict === 'allow' || verdict?.verdict === 'deny') {

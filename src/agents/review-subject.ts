@@ -3,12 +3,14 @@
  * trusted subject, and the binding. Everything here runs before any HTTP
  * request and throws typed errors naming the field.
  */
+import { refineDisplayedText } from '../pushary/display-text.js'
 import { isPusharyValidationError, PusharyValidationError } from '../pushary/errors.js'
 import { externalIdSchema, fingerprintPusharyAction, idSchema } from '../pushary/identity.js'
 import { type PusharyQuestion, parsePusharyQuestion } from '../pushary/question.js'
 import { readableParameters } from '../pushary/readable-input.js'
 import { type PusharyApprovalSubject, pusharyApprovalSubjectSchema } from '../steps/approval-schemas.js'
 import { agentBindingContext, inputFingerprint, type PusharyAgentReviewBinding } from './agent-binding.js'
+import type { AgentCard } from './agent-card.js'
 import type { NormalizedCall } from './agent-shapes.js'
 import { questionSuspensionOf } from './question-suspension.js'
 
@@ -20,7 +22,9 @@ import { questionSuspensionOf } from './question-suspension.js'
  * @example
  * const subject: PusharyReviewSubject = { toolTarget: 'order o1', parameters: { amountMinor: 4800 } }
  */
-export type PusharyReviewSubject = Omit<PusharyApprovalSubject, 'toolName'> & { context?: string }
+export type PusharyReviewSubject = Omit<PusharyApprovalSubject, 'toolName' | 'agentName'> & {
+  context?: string
+}
 
 /**
  * `Approve <tool>?`, followed by the args as JSON only when they are not sent
@@ -92,6 +96,12 @@ function argumentsFingerprint(input: unknown, kind: 'approval' | 'question', ope
   }
 }
 
+// The same displayed-text rule as the step's input, checked here so a bad
+// tool description or agent name is refused before the review run starts.
+const shownSubjectSchema = pusharyApprovalSubjectSchema.superRefine((value, context) =>
+  refineDisplayedText(value, context),
+)
+
 export interface PreparedReview {
   binding: PusharyAgentReviewBinding
   /** What the decision carries besides the question (tool name, trusted subject). */
@@ -113,6 +123,8 @@ export function prepareAgentReview(input: {
   actionVersion: string
   question?: string | undefined
   subject?: PusharyReviewSubject | undefined
+  /** The agent's name, and for an approval the tool's description and risk (`agentCardOf`). */
+  card?: AgentCard | undefined
 }): PreparedReview {
   const { operation, call } = input
   const toolCallId = checkedId(call.toolCallId, 'toolCallId', operation)
@@ -149,8 +161,10 @@ export function prepareAgentReview(input: {
     question = suspension.request
   }
   const { context: subjectContext, ...shown } = input.subject ?? {}
-  const parsedSubject = pusharyApprovalSubjectSchema.safeParse({
+  // What the card shows is all in the subject, so all of it is in the subject hash.
+  const parsedSubject = shownSubjectSchema.safeParse({
     ...shown,
+    ...input.card,
     toolName,
     parameters: shown.parameters ?? (kind === 'approval' ? deriveParameters(call.args) : undefined),
   })

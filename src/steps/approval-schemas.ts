@@ -34,6 +34,8 @@ export const pusharyApprovalSubjectSchema = z.object({
   toolTarget: storableString().max(500).optional(),
   actor: storableString().max(PUSHARY_LIMITS.actorMax).optional(),
   environment: storableString().max(PUSHARY_LIMITS.environmentMax).optional(),
+  /** Who asks, as the card names it (an agent review sets the Mastra agent's name); the step's `agentName` option wins. */
+  agentName: storableString().trim().min(1).max(PUSHARY_LIMITS.agentNameMax).optional(),
   // Checked on the raw value: parsing a record into a fresh object drops a
   // `__proto__` key silently (the reviewer would never see it), so a
   // reserved name is refused by name before the record is built.
