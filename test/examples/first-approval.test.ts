@@ -210,7 +210,7 @@ describe(`"Your first approval" (${GUIDE}) from the packed tarball`, () => {
     }>
     tarball = join(work, json[0]?.filename ?? '')
     packedFiles = json[0]?.files.map((file) => file.path) ?? []
-  }, 300_000)
+  }, 600_000)
 
   afterAll(() => {
     for (const process_ of running) {
