@@ -70,7 +70,7 @@ beforeAll(async () => {
   const mastra = new Mastra({ storage, workflows: { deploy }, logger: false })
   const run = await mastra.getWorkflow('deploy').createRun()
   const [pending] = pusharyPendingDecisions(
-    await run.start({ inputData: { operationId: 'deploy:v7', question: 'Deploy v7?' } }),
+    await run.start({ inputData: { operationId: 'deploy:v7', question: 'Deploy v7?', type: 'confirm' } }),
   )
   decisionId = pending!.decisionId
 }, 120_000)

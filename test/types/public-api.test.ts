@@ -150,7 +150,9 @@ describe('public types', () => {
       .commit()
     // Type-level only: a native run's start() result is accepted as is.
     const pendingOf = async (run: Awaited<ReturnType<typeof workflow.createRun>>) =>
-      pusharyPendingDecisions(await run.start({ inputData: { operationId: 'op-1', question: 'Ship?' } }))
+      pusharyPendingDecisions(
+        await run.start({ inputData: { operationId: 'op-1', question: 'Ship?', type: 'confirm' } }),
+      )
     expectTypeOf(pendingOf).returns.resolves.toEqualTypeOf<PusharyPendingDecision[]>()
     expectTypeOf(readPusharyPendingDecisions).returns.resolves.toEqualTypeOf<PusharyPendingDecision[]>()
     expectTypeOf<PusharyPendingDecision['itemIndex']>().toEqualTypeOf<number | null>()

@@ -36,6 +36,7 @@ async function askForRefunds(orders: { id: string; amount: string }[]) {
     inputData: orders.map((order) => ({
       operationId: `refund:${order.id}`,
       question: `Refund EUR ${order.amount} for ${order.id}?`,
+      type: 'confirm' as const,
     })),
   })
   // One entry per open decision: for a .foreach, `itemIndex` is the item's position.
