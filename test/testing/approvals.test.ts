@@ -106,7 +106,7 @@ beforeAll(() => {
 /** Starts a run, lets the phone answer the question it asked, then resumes it (reconcile). */
 async function runWorkflow(
   workflowId: 'refund' | 'askReason',
-  inputData: z.input<typeof pusharyApprovalStepInputSchema>,
+  inputData: z.infer<typeof pusharyApprovalStepInputSchema>,
   answer: (decisionId: string) => Promise<unknown>,
 ) {
   const workflow = app.mastra.getWorkflow(workflowId)
