@@ -67,7 +67,6 @@ export type {
   AuthorizationEvaluation,
   CancelResult,
   Decision,
-  DecisionCallback,
   DecisionList,
   DecisionReach,
   DecisionResult,
@@ -77,6 +76,7 @@ export type {
   ReadDecisionType,
   WebhookSecret,
 } from './pushary/wire-responses.js'
+export type { DecisionCallback } from './pushary/decision-callback.js'
 export { resolvePusharyCallback } from './pushary/callbacks.js'
 
 // Review lifecycle (src/machines)

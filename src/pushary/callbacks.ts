@@ -1,8 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { type DecisionCallback, decisionEventSchema } from './decision-callback.js'
 import { PusharyValidationError } from './errors.js'
 import { decisionTypeSchema, isApproved } from './question.js'
-import type { DecisionCallback } from './wire-responses.js'
-import { decisionEventSchema } from './wire-responses.js'
 
 /**
  * Header carrying the callback signature (lowercase hex HMAC-SHA256 of the raw body).
