@@ -88,7 +88,17 @@ export function createPusharyTransport(config: {
           signal: controller.signal,
         }
         if (request.method !== 'GET' && request.body !== undefined) init.body = JSON.stringify(request.body)
-        const response = await config.fetch(url, init)
+        let response: Response
+        try {
+          response = await config.fetch(url, init)
+        } catch (error) {
+          // A kept-alive connection the server closed just as this request
+          // went out: sent again once on a fresh connection, but only when a
+          // repeat cannot do anything twice (a read, or a create the service
+          // deduplicates by its idempotency key).
+          if (controller.signal.aborted || !isClosedConnection(error) || !repeatable(request)) throw error
+          response = await config.fetch(url, init)
+        }
         status = response.status
         statusText = response.statusText ?? ''
         text = await response.text()
@@ -122,6 +132,21 @@ export function createPusharyTransport(config: {
       return parsed.data
     },
   }
+}
+
+/** Socket errors of a connection closed under the request (undici's `other side closed`, a reset, a broken pipe). */
+const CLOSED_CONNECTION = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
+
+function isClosedConnection(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause
+  return typeof cause?.code === 'string' && CLOSED_CONNECTION.has(cause.code)
+}
+
+/** Whether sending the request twice does no more than sending it once. */
+function repeatable(request: PusharyRequest<z.ZodType>): boolean {
+  if (request.method === 'GET') return true
+  const key = (request.body as { idempotencyKey?: unknown } | undefined)?.idempotencyKey
+  return request.method === 'POST' && typeof key === 'string' && key !== ''
 }
 
 function buildUrl(baseUrl: string, path: string, query: PusharyRequest<z.ZodType>['query']): string {
