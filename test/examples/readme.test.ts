@@ -85,6 +85,17 @@ describe('the published README and docs pages', () => {
     expect(readme).toContain('](docs/first-approval.md)')
   })
 
+  it("runs the walk-through's commands in its first-approval path, in order (the walk-through's own test runs them)", () => {
+    const commands = (markdown: string) =>
+      [...markdown.matchAll(/```sh\n([^`]*)```/g)]
+        .flatMap((match) => (match[1] ?? '').split('\n'))
+        .map((line) => line.replace(/\s+#.*$/, '').trim())
+        .filter((line) => line !== '' && !line.startsWith('export '))
+    const section = readme.slice(readme.indexOf('## Your first approval'), readme.indexOf('## Documentation'))
+    const guide = readFileSync(`${root}docs/first-approval.md`, 'utf8')
+    expect(commands(section)).toEqual(commands(guide))
+  })
+
   it('starts with the two set-up commands, and npm test runs the restart and live-HTTP checks', () => {
     const firstBlocks = [...readme.matchAll(/```sh\n([^`]*)```/g)]
       .slice(0, 2)

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest'
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const read = (file: string) => readFileSync(`${root}${file}`, 'utf8')
 
-/** The capability pages; first-approval.md and testing.md join this list when they land. */
+/** The capability pages, the first-approval walk-through and the testing page. */
 const pages = [
   'concepts',
   'workflows',
@@ -27,6 +27,8 @@ const pages = [
   'operations',
   'reference',
   'examples',
+  'first-approval',
+  'testing',
 ].map((name) => `docs/${name}.md`)
 
 interface Sample {
