@@ -6,8 +6,8 @@
  * is refused without reading at all), and only then verified and parsed.
  */
 import { resolvePusharyCallback, SIGNATURE_HEADER, verifyWebhookSignature } from './callbacks.js'
+import type { DecisionCallback } from './decision-callback.js'
 import { PusharyValidationError } from './errors.js'
-import type { DecisionCallback } from './wire-responses.js'
 
 /**
  * Default cap of a callback body: 64 KiB. A real callback is well under 4 KiB
