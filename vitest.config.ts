@@ -17,6 +17,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // Bundles the fixtures, workers and CLI the tests start as processes,
+    // so a child starts without tsx's loader (test/helpers/node-script.ts).
+    globalSetup: ['test/helpers/global-setup.ts'],
     // Crash tests spawn and kill several OS processes per case; on a loaded
     // 2-core machine one case can take a minute. A hang still fails.
     testTimeout: 180_000,

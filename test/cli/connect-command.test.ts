@@ -7,6 +7,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { nodeScript } from '../helpers/node-script.js'
 import { type Harness, serviceFixture } from '../server/service-harness.js'
 
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -30,7 +31,7 @@ function connect(args: readonly string[], env: Record<string, string | undefined
   delete childEnv.PUSHARY_API_KEY
   delete childEnv.PUSHARY_BASE_URL
   for (const [name, value] of Object.entries(env)) if (value !== undefined) childEnv[name] = value
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'connect', ...args], {
+  const child = spawn(process.execPath, [...nodeScript('src/cli/main.ts'), 'connect', ...args], {
     cwd: ROOT,
     env: childEnv,
   })

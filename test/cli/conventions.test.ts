@@ -21,6 +21,7 @@ import { runMachineCommand } from '../../src/cli/machine-command.js'
 import { runReviewsCommand } from '../../src/cli/reviews-command.js'
 import { openServiceDatabase } from '../../src/server/database.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import { nodeScript } from '../helpers/node-script.js'
 
 type Run = (argv: readonly string[], io: CommandIo) => Promise<number>
 
@@ -181,7 +182,7 @@ describe('pushary-mastra command conventions', () => {
 describe('the pushary-mastra entry', () => {
   const root = fileURLToPath(new URL('../../', import.meta.url))
   const cli = (args: readonly string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    spawnSync(process.execPath, [...nodeScript('src/cli/main.ts'), ...args], {
       cwd: root,
       encoding: 'utf8',
     })

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { createClient } from '@libsql/client'
 import { createPusharyClient, type PusharyClient } from '../../src/pushary/client.js'
 import { createPusharyDevServer, type PusharyDevServer } from '../../src/server/dev-server.js'
+import { nodeScript } from './node-script.js'
 
 /** What a child process needs to reach the same service and files. */
 export interface TestEnvFile {
@@ -104,7 +105,8 @@ export async function listEffects(dir: string): Promise<{ kind: string; key: str
 }
 
 /**
- * Runs `node --import tsx test/workflows/fixtures/run.ts <args>` and parses
+ * Runs `test/workflows/fixtures/run.ts <args>` as its own process (see
+ * node-script.ts) and parses
  * the last stdout line as JSON.
  *
  * @example
@@ -117,7 +119,7 @@ export function runFixture<T = unknown>(
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', options.script ?? 'test/workflows/fixtures/run.ts', ...args],
+      [...nodeScript(options.script ?? 'test/workflows/fixtures/run.ts'), ...args],
       {
         cwd: process.cwd(),
         stdio: ['ignore', 'pipe', 'pipe'],

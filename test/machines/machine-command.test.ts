@@ -7,11 +7,12 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { reviewLifecycleMermaid } from '../../src/machines/mermaid.js'
+import { nodeScript } from '../helpers/node-script.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
 function runCli(args: readonly string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  return spawnSync(process.execPath, [...nodeScript('src/cli/main.ts'), ...args], {
     cwd: root,
     encoding: 'utf8',
   })

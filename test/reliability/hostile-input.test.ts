@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { createClient } from '@libsql/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPusharyClient, type PusharyClient } from '../../src/pushary/client.js'
+import { nodeScript } from '../helpers/node-script.js'
 
 interface Dev {
   child: ChildProcessWithoutNullStreams
@@ -32,9 +33,7 @@ async function startDev(db: string): Promise<Dev> {
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
+      ...nodeScript('src/cli/main.ts'),
       'dev',
       '--port',
       '0',

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createTestEnv, startFetchServer, type TestEnv, waitFor, writeEnvFile } from '../helpers/mastra.js'
+import { nodeScript } from '../helpers/node-script.js'
 import { dropSchema, ensurePostgres, type TestPostgres, uniqueSchema } from '../store/support/postgres.js'
 import { allReviews } from './support/scenario.js'
 
@@ -39,7 +40,7 @@ const delivered = { callbacks: 0, duplicated: 0 }
 function startWorker(name: string): Promise<Worker> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'test/reliability/fixtures/pg-worker.ts', env.dir, schema, name],
+    [...nodeScript('test/reliability/fixtures/pg-worker.ts'), env.dir, schema, name],
     {
       cwd: process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { parseDevArgs } from '../../src/cli/dev-command.js'
 import { createPusharyClient } from '../../src/pushary/client.js'
 import { PusharyDevServerError } from '../../src/server/dev-server-error.js'
+import { nodeScript } from '../helpers/node-script.js'
 import { tempDir } from './service-harness.js'
 
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -27,7 +28,7 @@ interface Running {
 }
 
 function spawnDev(args: string[]): ChildProcessWithoutNullStreams {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'dev', ...args], {
+  const child = spawn(process.execPath, [...nodeScript('src/cli/main.ts'), 'dev', ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1' },
   })

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DEVICE_IDLE_TTL_SECONDS } from '../../src/server/enrollment-repo.js'
+import { nodeScript } from '../helpers/node-script.js'
 import { serviceFixture, tempDir } from './service-harness.js'
 import { enrollDevice, reviewGet, tapEnrollmentLink } from './support/devices.js'
 
@@ -17,7 +18,7 @@ const fixture = serviceFixture('devices')
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT })
+    const child = spawn(process.execPath, [...nodeScript('src/cli/main.ts'), ...args], { cwd: ROOT })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => {

@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import { nodeScript } from '../helpers/node-script.js'
 import type { ClaimAnswersReport, ClaimAnswersRound } from './fixtures/claim-answers-worker.js'
 import { childLines } from './support/child-lines.js'
 import { dropSchema, ensurePostgres, uniqueSchema } from './support/postgres.js'
@@ -34,7 +35,7 @@ interface Worker {
 }
 
 function startWorker(): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeScript(WORKER)], { stdio: ['pipe', 'pipe', 'pipe'] })
   const lines = childLines(child, `claim worker ${child.pid}`)
   return { child, next: () => lines.next() }
 }

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import { nodeScript } from '../helpers/node-script.js'
 import type { ClaimWorkerConfig, ClaimWorkerResult } from './fixtures/claim-worker.js'
 import { dropSchema, ensurePostgres, type TestPostgres, uniqueSchema } from './support/postgres.js'
 import { agentReview } from './support/reviews.js'
@@ -28,7 +29,7 @@ interface RunningWorker {
 }
 
 function startWorker(config: ClaimWorkerConfig): RunningWorker {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], {
+  const child = spawn(process.execPath, [...nodeScript(WORKER), JSON.stringify(config)], {
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   let stdout = ''

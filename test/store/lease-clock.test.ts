@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import { nodeScript } from '../helpers/node-script.js'
 import type { LeaseProcessConfig, RecovererReport } from './fixtures/lease-process.js'
 import { childLines } from './support/child-lines.js'
 import { dropSchema, ensurePostgres, uniqueSchema } from './support/postgres.js'
@@ -28,7 +29,7 @@ const CLOCK_OFFSET = fileURLToPath(new URL('./fixtures/clock-offset.mjs', import
 function startLeaseProcess(config: LeaseProcessConfig, clockOffsetMs: number) {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', CLOCK_OFFSET, '--import', 'tsx', LEASE_PROCESS, JSON.stringify(config)],
+    ['--import', CLOCK_OFFSET, ...nodeScript(LEASE_PROCESS), JSON.stringify(config)],
     {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, PUSHARY_TEST_CLOCK_OFFSET_MS: String(clockOffsetMs) },

@@ -1,8 +1,11 @@
 /**
- * Runs the `pushary-mastra` command as a real OS process (from the sources,
- * through tsx), the way an operator runs it from a shell.
+ * Runs the `pushary-mastra` command as a real OS process (the sources,
+ * bundled: see node-script.ts), the way an operator runs it from a shell. A
+ * command that imports the application's TypeScript module (`--app`) runs
+ * with tsx loaded, as an operator runs it on a TypeScript app.
  */
 import { spawn } from 'node:child_process'
+import { nodeScript } from '../../helpers/node-script.js'
 
 export interface CliResult {
   code: number | null
@@ -20,11 +23,15 @@ export function runCli(
   env: Record<string, string> = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
-    })
+    const child = spawn(
+      process.execPath,
+      [...nodeScript('src/cli/main.ts', { tsx: args.includes('--app') }), ...args],
+      {
+        cwd: process.cwd(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...env },
+      },
+    )
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => {

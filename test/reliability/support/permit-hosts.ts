@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { runFixture } from '../../helpers/mastra.js'
+import { nodeScript } from '../../helpers/node-script.js'
 
 const SCRIPT = 'test/reliability/fixtures/permit-host.ts'
 
@@ -25,7 +26,7 @@ export function killedPermitHost(phase: string, dir: string, arg: unknown, env: 
   return new Promise<string | null>((resolve) => {
     const child: ChildProcess = spawn(
       process.execPath,
-      ['--import', 'tsx', SCRIPT, phase, dir, JSON.stringify(arg)],
+      [...nodeScript(SCRIPT), phase, dir, JSON.stringify(arg)],
       { cwd: process.cwd(), stdio: 'ignore', env: { ...process.env, ...env } },
     )
     child.on('close', (_code, signal) => resolve(signal))
