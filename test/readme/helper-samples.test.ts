@@ -1,35 +1,31 @@
 /**
- * The samples of docs/_incoming/helpers.md, run as written against the
- * package (`@pushary/mastra` is aliased to src/index.ts) with the local
- * decision service over loopback HTTP, Mastra and the review store on
- * SQLite files. The samples are in `samples/`, one module each; what they
- * leave to the application is in `samples/app.ts`.
+ * The samples of the typed helpers on the docs pages, run as written against
+ * the package (`@pushary/mastra` is aliased to src/index.ts) with the local
+ * decision service over loopback HTTP, Mastra and the review store on SQLite
+ * files: what a run waits on (docs/workflows.md), a permit computed from the
+ * run's input (docs/permits.md) and reading a decision's `value`
+ * (docs/reference.md). What the samples leave to the application is in
+ * `samples/app.ts`.
  */
+import { Mastra } from '@mastra/core/mastra'
+import { LibSQLStore } from '@mastra/libsql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPusharyDispatcher } from '../../src/index.js'
-import { createTestEnv, type TestEnv } from '../helpers/mastra.js'
+import { createPusharyDispatcher, pusharyPendingDecisions } from '../../src/index.js'
+import { type SampleEnv, startSampleEnv } from './support/sample-env.js'
 
-type App = typeof import('./samples/app.js')
-
-let env: TestEnv
-let app: App
+let s: SampleEnv
 const closers: (() => unknown)[] = []
 
 beforeAll(async () => {
-  env = await createTestEnv('helpers-samples')
-  // What a deployment puts in its environment; the samples read PUSHARY_*.
-  process.env.PUSHARY_API_KEY = env.apiKey
-  process.env.PUSHARY_BASE_URL = env.baseUrl
-  process.env.HELPERS_SAMPLES_DIR = env.dir
-  app = await import('./samples/app.js')
+  s = await startSampleEnv('helper-samples')
 })
 
 afterAll(async () => {
   for (const close of closers) await close()
-  await env?.close()
+  await s?.close()
 })
 
-describe('helpers samples', () => {
+describe('the typed helper samples, as written', () => {
   it('pending decisions: the ops channel hears of each item as asked, and the run read later lists one fewer once an answer was applied', async () => {
     const sample = await import('./samples/pending-decisions.js')
     closers.push(() => sample.store.close())
@@ -38,14 +34,14 @@ describe('helpers samples', () => {
       { id: 'o-2', amount: '12.50' },
       { id: 'o-3', amount: '7.00' },
     ])
-    expect(app.seen.told).toHaveLength(3)
-    expect(app.seen.told[0]).toMatch(/^#0 asked ops_lead: Refund EUR 48\.00 for o-1\? \(dec_\w+\)$/)
-    expect(app.seen.told[2]).toMatch(/^#2 asked ops_lead: Refund EUR 7\.00 for o-3\? /)
+    expect(s.app.seen.opsMessages).toHaveLength(3)
+    expect(s.app.seen.opsMessages[0]).toMatch(/^#0 asked ops_lead: Refund EUR 48\.00 for o-1\? \(dec_\w+\)$/)
+    expect(s.app.seen.opsMessages[2]).toMatch(/^#2 asked ops_lead: Refund EUR 7\.00 for o-3\? /)
     const open = await sample.stillOpen(runId)
     expect(open).toHaveLength(3)
 
     // The person answers the second item; the dispatcher applies it.
-    await env.client.decisions.answer(open[1]!, 'yes')
+    await s.env.client.decisions.answer(open[1]!, 'yes')
     const dispatcher = createPusharyDispatcher({
       mastra: sample.mastra,
       client: sample.client,
@@ -58,12 +54,12 @@ describe('helpers samples', () => {
   it('permit from the run input: two orders each refund once under their own permit, with the amount each person approved', async () => {
     const sample = await import('./samples/permit-from-input.js')
     closers.push(() => sample.store.close())
-    const { Mastra } = await import('@mastra/core/mastra')
-    const { LibSQLStore } = await import('@mastra/libsql')
-    const { pusharyPendingDecisions } = await import('../../src/index.js')
     const mastra = new Mastra({
       workflows: { refundWorkflow: sample.refundWorkflow },
-      storage: new LibSQLStore({ id: 'helpers-permit', url: `file:${env.dir}/helpers-permit-mastra.db` }),
+      storage: new LibSQLStore({
+        id: 'helpers-permit',
+        url: `file:${s.env.dir}/permit-from-input-mastra.db`,
+      }),
       logger: false,
     })
     const refundOnce = async (request: { orderId: string; amountMinor: number; customerId: string }) => {
@@ -73,7 +69,7 @@ describe('helpers samples', () => {
         externalId: request.customerId,
         operationId: `refund:${request.orderId}`,
       })
-      await env.client.decisions.answer(pending!.decisionId, 'yes')
+      await s.env.client.decisions.answer(pending!.decisionId, 'yes')
       const result = await run.resume({
         step: 'pushary-approval',
         label: pending!.decisionId,
@@ -85,7 +81,7 @@ describe('helpers samples', () => {
     const second = await refundOnce({ orderId: 'o-11', amountMinor: 1250, customerId: 'customer_b' })
     expect(first.result.status === 'success' && first.result.result).toEqual({ refundId: 'refund_o-10' })
     expect(second.result.status === 'success' && second.result.result).toEqual({ refundId: 'refund_o-11' })
-    expect(app.seen.refunds.map(({ orderId, amountMinor }) => [orderId, amountMinor])).toEqual([
+    expect(s.app.seen.payments.map(({ orderId, amountMinor }) => [orderId, amountMinor])).toEqual([
       ['o-10', 4800],
       ['o-11', 1250],
     ])
@@ -97,13 +93,13 @@ describe('helpers samples', () => {
       parameters: { amountMinor: 1250 },
       externalId: 'customer_b',
     })
-    expect(app.seen.refunds[1]?.permitId).toBe(permit?.permitId)
+    expect(s.app.seen.payments[1]?.permitId).toBe(permit?.permitId)
   })
 
   it('decision value: the answer is read from `value`, and only an affirmative confirm approves', async () => {
     const sample = await import('./samples/decision-value.js')
     const ask = (type: 'confirm' | 'select') =>
-      env.client.decisions.create({
+      s.env.client.decisions.create({
         question: 'Ship it?',
         type,
         ...(type === 'select' ? { options: ['yes', 'later'] } : {}),
@@ -111,14 +107,14 @@ describe('helpers samples', () => {
       })
     const confirm = await ask('confirm')
     expect(await sample.answerOf(confirm.decisionId)).toEqual({ answered: false, status: 'pending' })
-    await env.client.decisions.answer(confirm.decisionId, 'Yes')
+    await s.env.client.decisions.answer(confirm.decisionId, 'Yes')
     expect(await sample.answerOf(confirm.decisionId)).toEqual({
       answered: true,
       value: 'Yes',
       approved: true,
     })
     const select = await ask('select')
-    await env.client.decisions.answer(select.decisionId, 'yes')
+    await s.env.client.decisions.answer(select.decisionId, 'yes')
     expect(await sample.answerOf(select.decisionId)).toEqual({
       answered: true,
       value: 'yes',

@@ -1,9 +1,9 @@
 /**
  * The workflow samples of the docs (docs/workflows.md, docs/operations.md),
  * run as written against the local decision service: the step and the gate,
- * parallel items, the callback routes and the startup self-check. Each
- * sample module is the code block of its page (test/readme/docs-samples.test.ts
- * proves they are identical).
+ * the missing-gate warning, parallel items, the callback routes and the
+ * startup self-check. Each sample module is the code block of its page
+ * (test/readme/docs-samples.test.ts proves they are identical).
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -19,6 +19,7 @@ import {
 import { pendingDecisionOf } from '../agents/support/agent-env.js'
 import { waitFor } from '../helpers/mastra.js'
 import type * as CallbackRoute from './samples/callback-route.js'
+import type * as MissingGate from './samples/missing-gate.js'
 import type * as ParallelItems from './samples/parallel-items.js'
 import type * as WorkflowGate from './samples/workflow-gate.js'
 import { type SampleEnv, startSampleEnv } from './support/sample-env.js'
@@ -83,6 +84,18 @@ describe('docs/workflows.md samples, as written', () => {
     expect(decisions).toEqual([])
     expect(s.app.seen.refunds).toEqual([])
     await sample.store.close()
+  })
+
+  it('missing gate: the first run warns once through the Mastra logger, naming both steps, and still asks', async () => {
+    const sample = await s.runSample<typeof MissingGate>('missing-gate')
+    expect(sample.result.status).toBe('suspended')
+    const warnings = sample.logger.warnings.filter((line) => line.startsWith('[pushary]'))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(
+      /^\[pushary\] workflow "restart": approval step "approve" is followed by "restart-service", not by pusharyGate\(\) or a permit step/,
+    )
+    expect(warnings[0]).toContain('Insert .then(pusharyGate()) after "approve"')
+    expect(sample.restarted).toEqual([])
   })
 
   it('parallel items: mixed answers, only the approved item is refunded, each once', async () => {

@@ -51,6 +51,10 @@ export const seen = {
   resumeOutcomes: [] as PusharyAgentResumeOutcome[],
   alerts: [] as (string | undefined)[],
   approvalLinks: [] as { customer: string; url: string }[],
+  /** What the pending-decisions sample told the ops channel. */
+  opsMessages: [] as string[],
+  /** The payment provider's refunds (the permit-from-input sample), each under its permit ID. */
+  payments: [] as { orderId: string; amountMinor: number; permitId: string }[],
 }
 
 /** The polling job's next answered review (set by the test). */
@@ -82,6 +86,17 @@ export async function handlePendingRuns(runs: PusharySuspendedAgentRun[]) {
 }
 export async function recordResumeOutcome(result: PusharyAgentResumeOutcome) {
   seen.resumeOutcomes.push(result)
+}
+/** Your notification channel (chat, e-mail, a ticket): recorded here. */
+export async function notifyOps(message: string): Promise<void> {
+  seen.opsMessages.push(message)
+}
+/** Your payment provider; the permit ID doubles as its idempotency key. */
+export const payments = {
+  async refund(orderId: string, amountMinor: number, idempotencyKey: string): Promise<string> {
+    seen.payments.push({ orderId, amountMinor, permitId: idempotencyKey })
+    return `refund_${orderId}`
+  },
 }
 export function readCurrentDraftVersion(_review: PusharyAgentReview): string {
   return order.draftVersion

@@ -1,5 +1,5 @@
-// docs/_incoming/helpers.md "Reading an answer: `value`, not `answer`", as
-// written. Only the export at the end is added.
+// docs/reference.md "Reading an answer: `value`, not `answer`", as written.
+// Only the export at the end is added.
 
 // --- sample ---
 import { createPusharyClient, isApproved } from '@pushary/mastra'
@@ -12,7 +12,6 @@ async function answerOf(decisionId: string) {
   // `value` is the text the person gave; `isApproved` is the one approval rule.
   return { answered: true as const, value: decision.value, approved: isApproved(decision) }
 }
-
 // --- end of sample ---
 
 export { answerOf }

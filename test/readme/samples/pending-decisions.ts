@@ -1,5 +1,13 @@
-// docs/_incoming/helpers.md "What is this run waiting on?", as written. Only
-// the import of the application's values and the export at the end are added.
+// docs/workflows.md "What is this run waiting on?", as written. Added before
+// the sample: what it names but leaves to the application (its notification
+// channel, where the files live); after it, the exports.
+import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import { notifyOps } from './app.js'
+
+const files = join(process.env.README_SAMPLES_DIR!, `pending-${randomUUID()}`)
+const reviewsUrl = `file:${files}-reviews.db`
+const mastraUrl = `file:${files}-mastra.db`
 
 // --- sample ---
 import { Mastra } from '@mastra/core/mastra'
@@ -14,7 +22,6 @@ import {
   readPusharyPendingDecisions,
 } from '@pushary/mastra'
 import { z } from 'zod'
-import { mastraUrl, notifyOps, reviewsUrl } from './app.js'
 
 const client = createPusharyClient() // PUSHARY_API_KEY, PUSHARY_BASE_URL
 const store = createSqliteReviewStore({ url: reviewsUrl })
@@ -53,7 +60,6 @@ async function stillOpen(runId: string) {
   const pending = await readPusharyPendingDecisions({ mastra, workflowId: 'refunds', runId })
   return pending.map((p) => p.decisionId)
 }
-
 // --- end of sample ---
 
 export { askForRefunds, client, mastra, stillOpen, store }

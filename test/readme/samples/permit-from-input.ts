@@ -1,6 +1,7 @@
-// docs/_incoming/helpers.md "A permit for the action this run asked about", as
-// written. Only the import of the application's values and the export at the
-// end are added.
+// docs/permits.md "A permit for the action this run asked about", as written.
+// Only the import of the application's values and the export at the end are
+// added.
+import { payments, reviewsUrl } from './app.js'
 
 // --- sample ---
 import { createWorkflow } from '@mastra/core/workflows'
@@ -13,7 +14,6 @@ import {
   withPusharyPermit,
 } from '@pushary/mastra'
 import { z } from 'zod'
-import { payments, reviewsUrl } from './app.js'
 
 const client = createPusharyClient() // PUSHARY_API_KEY, PUSHARY_BASE_URL
 const store = createSqliteReviewStore({ url: reviewsUrl })
@@ -60,7 +60,6 @@ const refundWorkflow = createWorkflow({
   .then(pusharyGate())
   .then(refund)
   .commit()
-
 // --- end of sample ---
 
 export { client, refundWorkflow, store }
