@@ -7,6 +7,8 @@
  *   npm run bench                  # full run, writes BENCHMARKS.md (a few minutes)
  *   npm run bench -- --quick       # smaller sizes, < 2 min, writes bench/results/BENCHMARKS.quick.md
  *   npm run bench -- --only=resume,service   # some scenarios, printed only
+ *   npm run bench -- --peer DIR    # also every path beside another implementation installed in
+ *                                  # DIR/node_modules/@pushary/mastra (scenario `peer`)
  *
  * BENCHMARKS.md keeps the hand-written block between `<!-- notes -->` and
  * `<!-- /notes -->` from the previous file; everything else is generated.
@@ -17,6 +19,8 @@ import { join } from 'node:path'
 import { buildPackage } from './lib/build.js'
 import { createBenchEnv } from './lib/env.js'
 import { machine, type Row, table } from './lib/report.js'
+import { createOurSide } from './peer/ours.js'
+import { loadPeerSide } from './peer/peer.js'
 import { benchAgentBacklog } from './scenarios/agent-backlog.js'
 import { benchAgentReview } from './scenarios/agent-review.js'
 import { benchClaims } from './scenarios/claims.js'
@@ -32,6 +36,7 @@ import {
   benchLongPolls,
   benchServiceLatency,
 } from './scenarios/service.js'
+import { benchSideBySide } from './scenarios/side-by-side.js'
 
 const ROOT = join(import.meta.dirname, '..')
 const SCENARIOS = [
@@ -45,14 +50,34 @@ const SCENARIOS = [
   'import',
   'cold',
   'reconcile',
+  'peer',
 ] as const
 type Scenario = (typeof SCENARIOS)[number]
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const onlyArg = args.find((arg) => arg.startsWith('--only='))
-const only = onlyArg ? (onlyArg.slice('--only='.length).split(',') as Scenario[]) : [...SCENARIOS]
+const peerDir = peerArgument(args)
+// The side-by-side scenario runs only beside a peer, and by default whenever one is given.
+const only = onlyArg
+  ? (onlyArg.slice('--only='.length).split(',') as Scenario[])
+  : SCENARIOS.filter((name) => name !== 'peer' || peerDir !== undefined)
 for (const name of only) if (!SCENARIOS.includes(name)) throw new Error(`unknown scenario ${name}`)
+if (only.includes('peer') && peerDir === undefined) throw new Error('the peer scenario needs --peer DIR')
+
+/** `--peer DIR` or `--peer=DIR`: a folder with another implementation in node_modules/@pushary/mastra. */
+function peerArgument(argv: readonly string[]): string | undefined {
+  const joined = argv.find((arg) => arg.startsWith('--peer='))
+  if (joined) return joined.slice('--peer='.length) || missingPeerDir()
+  const index = argv.indexOf('--peer')
+  if (index === -1) return undefined
+  const value = argv[index + 1]
+  return value && !value.startsWith('--') ? value : missingPeerDir()
+}
+
+function missingPeerDir(): never {
+  throw new Error('--peer needs a folder: --peer DIR, where DIR/node_modules/@pushary/mastra is installed')
+}
 
 const sizes = quick
   ? {
@@ -70,6 +95,14 @@ const sizes = quick
       imports: 2,
       cold: 1,
       reconcile: { small: 10, waiting: 100, limit: 10, warmups: 1, samples: 5 },
+      peer: {
+        agent: { warmups: 2, samples: 6 },
+        step: { warmups: 2, samples: 10 },
+        foreach: [
+          { items: 10, warmups: 1, samples: 2 },
+          { items: 100, warmups: 0, samples: 1 },
+        ],
+      },
     }
   : {
       resume: { warmups: 5, samples: 75 },
@@ -86,7 +119,17 @@ const sizes = quick
       imports: 10,
       cold: 5,
       reconcile: { small: 10, waiting: 1000, limit: 10, warmups: 2, samples: 15 },
+      peer: {
+        agent: { warmups: 3, samples: 50 },
+        step: { warmups: 5, samples: 75 },
+        foreach: [
+          { items: 10, warmups: 1, samples: 5 },
+          { items: 100, warmups: 1, samples: 2 },
+        ],
+      },
     }
+
+const PEER_LIMITS = { keepAliveTimeoutMs: 65_000 }
 
 function log(message: string): void {
   process.stderr.write(`[bench ${(performance.now() / 1000).toFixed(0)}s] ${message}\n`)
@@ -144,13 +187,20 @@ async function main(): Promise<void> {
   const rows: Row[] = []
   let breakdowns: CallBreakdown[] = []
   let shares: CpuShare[] = []
+  let sideNotes: string[] = []
   const needsPackage =
     wants('service') || wants('long-polls') || wants('claims') || wants('import') || wants('cold')
   const pkg = needsPackage ? await buildPackage() : ''
   if (needsPackage) log('built the package (ESM, tsup) for the process scenarios')
 
-  if (['resume', 'agent', 'profile', 'service', 'multi-item'].some((name) => wants(name as Scenario))) {
-    const env = await createBenchEnv('main')
+  if (
+    ['resume', 'agent', 'profile', 'service', 'multi-item', 'peer'].some((name) => wants(name as Scenario))
+  ) {
+    // Beside a peer, the service keeps idle sockets longer than the 5 s
+    // default: a request sent on a pooled socket just as the service closes
+    // it fails with ECONNRESET; our client retries that for idempotent
+    // requests, the peer's SDK does not, and a 100-item start sends 100 at once.
+    const env = await createBenchEnv('main', peerDir === undefined ? {} : { serviceLimits: PEER_LIMITS })
     try {
       if (wants('resume')) {
         log('answer → resumed run')
@@ -176,6 +226,12 @@ async function main(): Promise<void> {
         log('multi-item batches')
         rows.push(...(await benchForeach(env, sizes.foreach)))
         rows.push(...(await benchMultiItem(env, sizes.multi)))
+      }
+      if (wants('peer') && peerDir !== undefined) {
+        const sides = [createOurSide(env), await loadPeerSide(env, peerDir)] as const
+        log(`beside ${sides[1].label} from ${peerDir}`)
+        rows.push(...(await benchSideBySide(env, sides, sizes.peer, log)))
+        sideNotes = sides.flatMap((side) => side.describes)
       }
     } finally {
       await env.close()
@@ -209,11 +265,14 @@ async function main(): Promise<void> {
   const seconds = (performance.now() - started) / 1000
   log(`done in ${seconds.toFixed(0)} s`)
 
+  const command = [quick ? ' --quick' : '', peerDir !== undefined ? ' --peer DIR' : '']
+    .join('')
+    .replace(/^ /, ' -- ')
   const target = quick ? join(ROOT, 'bench/results/BENCHMARKS.quick.md') : join(ROOT, 'BENCHMARKS.md')
   const body = [
     '# Benchmarks',
     '',
-    `Generated by \`npm run bench${quick ? ' -- --quick' : ''}\` (bench/run.ts) on ${new Date().toISOString().slice(0, 10)} in ${seconds.toFixed(0)} s; do not edit by hand except between the notes markers.`,
+    `Generated by \`npm run bench${command}\` (bench/run.ts) on ${new Date().toISOString().slice(0, 10)} in ${seconds.toFixed(0)} s; do not edit by hand except between the notes markers.`,
     'Targets are those of issues 12 and 21. Every baseline was measured in the same run, interleaved with the figure it is compared to.',
     'Unless a row says otherwise, everything runs in one process on loopback: the local decision service, Mastra on a LibSQL file,',
     'the SQLite review store. Medians and percentiles are nearest-rank.',
@@ -222,6 +281,14 @@ async function main(): Promise<void> {
     '',
     table(rows),
     '',
+    ...(sideNotes.length > 0
+      ? [
+          'Beside the peer (group 8), each side times only its own calls; same review store, decision service and Mastra instance:',
+          '',
+          ...sideNotes.map((note) => `- ${note}`),
+          '',
+        ]
+      : []),
     '## Where the time goes',
     '',
     'Calls made by one answer → resumed run (the timed part only: the first pass and the answer are not counted),',

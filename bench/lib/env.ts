@@ -15,6 +15,7 @@ import { z } from 'zod/v4'
 import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { createPusharyClient } from '../../src/pushary/client.js'
 import { pusharyAnswerSchema } from '../../src/pushary/question.js'
+import type { PusharyDevServerLimits } from '../../src/server/connection-limits.js'
 import { createPusharyDevServer } from '../../src/server/dev-server.js'
 import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
 import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
@@ -147,7 +148,8 @@ async function startCallbackReceiver() {
   }
 }
 
-export async function createBenchEnv(name: string) {
+/** `serviceLimits`: the local service's connection limits, when a run needs other than the defaults. */
+export async function createBenchEnv(name: string, options: { serviceLimits?: PusharyDevServerLimits } = {}) {
   const dir = mkdtempSync(join(tmpdir(), `pushary-bench-${name}-`))
   const probe = new Probe()
   const service = await createPusharyDevServer({
@@ -155,6 +157,7 @@ export async function createBenchEnv(name: string) {
     dbPath: join(dir, 'service.db'),
     port: 0,
     onError: () => {},
+    ...(options.serviceLimits ? { limits: options.serviceLimits } : {}),
   })
   const receiver = await startCallbackReceiver()
   const countedFetch: typeof fetch = (input, init) =>

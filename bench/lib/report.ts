@@ -18,6 +18,8 @@ export interface Row {
   p99?: number | undefined
   /** The side-by-side figure measured in the same run. */
   baseline?: { label: string; value: number } | undefined
+  /** The other implementation's median on the same path, same run and order (`--peer`). */
+  peer?: { label: string; value: number } | undefined
   /** Issue 12's target in words, and whether this run met it. */
   target?: string | undefined
   met?: boolean | undefined
@@ -40,16 +42,29 @@ function cell(text: string): string {
   return text.replaceAll('|', '\\|')
 }
 
+/** The peer's two cells of a row, present only when some row was measured beside a peer. */
+function peerCells(row: Row): string {
+  if (!row.peer) return ' | |'
+  const ratio = row.peer.value > 0 ? `${(row.median / row.peer.value).toFixed(2)}×` : ''
+  return ` ${figure(row.peer.value, row.unit)} ${row.unit} | ${ratio} |`
+}
+
 export function table(rows: readonly Row[]): string {
-  const lines = [
-    '| scenario | parameters | median | p95 | p99 | baseline (same run) | ratio | target | met |',
-    '|---|---|---:|---:|---:|---|---:|---|:-:|',
-  ]
+  const withPeer = rows.some((row) => row.peer)
+  const lines = withPeer
+    ? [
+        '| scenario | parameters | median | p95 | p99 | baseline (same run) | ratio | peer (same run) | ours/peer | target | met |',
+        '|---|---|---:|---:|---:|---|---:|---:|---:|---|:-:|',
+      ]
+    : [
+        '| scenario | parameters | median | p95 | p99 | baseline (same run) | ratio | target | met |',
+        '|---|---|---:|---:|---:|---|---:|---|:-:|',
+      ]
   let group = ''
   for (const row of rows) {
     if (row.group !== group) {
       group = row.group
-      lines.push(`| **${cell(group)}** | | | | | | | | |`)
+      lines.push(`| **${cell(group)}** | | | | | | | | |${withPeer ? ' | |' : ''}`)
     }
     const unit = ` ${row.unit}`
     const baseline = row.baseline
@@ -59,8 +74,9 @@ export function table(rows: readonly Row[]): string {
       row.baseline && row.baseline.value > 0 ? `${(row.median / row.baseline.value).toFixed(2)}×` : ''
     const met = row.met === undefined ? '' : row.met ? 'yes' : '**no**'
     const scenario = row.note ? `${row.scenario} (${row.note})` : row.scenario
+    const peer = withPeer ? peerCells(row) : ''
     lines.push(
-      `| ${cell(scenario)} | ${cell(row.params)} | ${figure(row.median, row.unit)}${unit} | ${figure(row.p95, row.unit)} | ${figure(row.p99, row.unit)} | ${baseline} | ${ratio} | ${cell(row.target ?? '')} | ${met} |`,
+      `| ${cell(scenario)} | ${cell(row.params)} | ${figure(row.median, row.unit)}${unit} | ${figure(row.p95, row.unit)} | ${figure(row.p99, row.unit)} | ${baseline} | ${ratio} |${peer} ${cell(row.target ?? '')} | ${met} |`,
     )
   }
   return lines.join('\n')

@@ -17,7 +17,7 @@ import { betweenTwoCommits, floorDatabase } from './resume.js'
 
 const GROUP = '4. Multi-item'
 
-async function pendingReviews(env: BenchEnv) {
+export async function pendingReviews(env: BenchEnv) {
   const all: Awaited<ReturnType<BenchEnv['store']['listByState']>> = []
   for (;;) {
     const after = all.at(-1)?.decisionId

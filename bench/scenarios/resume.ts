@@ -69,7 +69,7 @@ export async function resumeViaDispatcher(
  * on the hosted service's machine, not in the receiver's resume, so it must
  * not share the timed part's CPU and disk here.
  */
-async function deliveryRecorded(env: BenchEnv, decisionId: string): Promise<void> {
+export async function deliveryRecorded(env: BenchEnv, decisionId: string): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const response = await fetch(`${env.service.baseUrl}/decisions/${decisionId}/deliveries`, {
       headers: { authorization: `Bearer ${env.service.apiKey}` },

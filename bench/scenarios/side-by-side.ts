@@ -1,0 +1,223 @@
+/**
+ * This package beside another installed implementation of the same public API
+ * (`npm run bench -- --peer DIR`, issue 40 item 3). Both sides run in this
+ * process on the same review store, the same local decision service and the
+ * same Mastra instance (workflows with `autoRestartActiveRuns: false` on both
+ * sides); each agent sample builds one fresh agent of the same shape. A and B
+ * are interleaved sample by sample, first with ours first in every round
+ * (order 1), then with the peer first (order 2), each order with its own
+ * warm-ups; each row is one path in one order, with the peer's median beside
+ * ours. Paths: an agent review opened, the same review answered and resumed
+ * until the tool ran, one workflow step resumed until the protected step ran,
+ * and a `.foreach` started and its items resumed by label one by one in random
+ * order, at each configured size. Every sample checks its effect happened.
+ */
+import { mkdtempSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildAgents } from '../../test/agents/support/agents.js'
+import type { BenchEnv } from '../lib/env.js'
+import type { Row } from '../lib/report.js'
+import { shuffled, summarize, timed } from '../lib/stats.js'
+import type { RunShape, Side, SuspendedRefund } from '../peer/side.js'
+
+const GROUP = '8. Beside the peer'
+
+type Measures = Record<string, number[]>
+type Sample = (side: Side, tag: string) => Promise<Measures>
+interface Rounds {
+  warmups: number
+  samples: number
+}
+
+export interface SideBySideSizes {
+  agent: Rounds
+  step: Rounds
+  foreach: (Rounds & { items: number })[]
+}
+
+let sequence = 0
+
+async function suspendedRefund(env: BenchEnv, tag: string): Promise<SuspendedRefund> {
+  const n = ++sequence
+  const externalId = `side_customer_${n}`
+  const toolCallId = `side-${tag}-${n}`
+  const built = buildAgents({
+    dir: mkdtempSync(join(env.dir, `side-${n}-`)),
+    client: env.client,
+    externalId,
+    calls: [{ toolCallId, toolName: 'issueRefund', input: { orderId: `o${n}`, amount: 20 } }],
+  })
+  const output = await built.refunder.generate('Refund it', {
+    memory: { thread: `t${n}`, resource: externalId },
+  })
+  if (output.finishReason !== 'suspended' || !output.runId)
+    throw new Error(`generate ended ${output.finishReason}`)
+  return {
+    agent: built.refunder,
+    agentId: 'refunder',
+    runId: output.runId,
+    toolCallId,
+    externalId,
+    executions: built.executions,
+  }
+}
+
+const agentSample =
+  (env: BenchEnv): Sample =>
+  async (side, tag) => {
+    const agent = side.agent
+    if (!agent) throw new Error(`${side.label} has no agent reviews`)
+    const call = await suspendedRefund(env, tag)
+    const opened = await timed(() => agent.open(call))
+    await env.client.decisions.answer(opened.value, 'yes')
+    const resumed = await timed(() => agent.resume(call, opened.value))
+    if (call.executions.length !== 1)
+      throw new Error(`${side.label}: the refund ran ${call.executions.length}×`)
+    return { open: [opened.ms], resume: [resumed.ms] }
+  }
+
+const inputs = (tag: string, count: number) =>
+  Array.from({ length: count }, (_, index) => ({
+    operationId: `${tag}-${index}`,
+    question: `Approve ${tag} item ${index}?`,
+    type: 'confirm' as const,
+  }))
+
+const workflowSample =
+  (env: BenchEnv, shape: RunShape): Sample =>
+  async (side, tag) => {
+    const workflow = side.workflow
+    if (!workflow) throw new Error(`${side.label} has no workflow step`)
+    const count = shape.kind === 'step' ? 1 : shape.items
+    const started = await timed(() => workflow.start(shape, inputs(`${shape.kind}${count}-${tag}`, count)))
+    const decisionIds = await workflow.decisions(shape, started.value)
+    for (const decisionId of decisionIds) await env.client.decisions.answer(decisionId, 'yes')
+    for (const decisionId of decisionIds) await workflow.answered(decisionId)
+    const items: number[] = []
+    for (const decisionId of shuffled(decisionIds)) {
+      items.push((await timed(() => workflow.resume(shape, started.value, decisionId))).ms)
+    }
+    await workflow.finished(shape, started.value)
+    return { start: [started.ms], item: items }
+  }
+
+/** Per order (ours first, then peer first): each side's measures after the warm-ups. */
+async function inBothOrders(sides: readonly [Side, Side], rounds: Rounds, sample: Sample) {
+  const orders: { ours: Measures; peer: Measures }[] = []
+  for (const order of [0, 1] as const) {
+    const kept = { ours: {} as Measures, peer: {} as Measures }
+    const sequenceOfSides = order === 0 ? ([0, 1] as const) : ([1, 0] as const)
+    for (let round = 0; round < rounds.warmups + rounds.samples; round++) {
+      for (const index of sequenceOfSides) {
+        const measures = await sample(sides[index], `o${order + 1}r${round}s${index}`)
+        if (round < rounds.warmups) continue
+        const into = index === 0 ? kept.ours : kept.peer
+        for (const [name, values] of Object.entries(measures)) into[name] = [...(into[name] ?? []), ...values]
+      }
+    }
+    orders.push(kept)
+  }
+  return orders
+}
+
+interface Path {
+  measure: string
+  scenario: string
+  /** Issue 40's target as a multiple of the peer's median, where it sets one. */
+  peerTarget?: number
+}
+
+function rows(
+  sides: readonly [Side, Side],
+  orders: { ours: Measures; peer: Measures }[],
+  paths: readonly Path[],
+  params: string,
+): Row[] {
+  const out: Row[] = []
+  for (const path of paths) {
+    orders.forEach((order, index) => {
+      const ours = summarize(order.ours[path.measure] ?? [])
+      const peer = summarize(order.peer[path.measure] ?? [])
+      const first = index === 0 ? 'ours first' : 'peer first'
+      out.push({
+        group: GROUP,
+        scenario: `${path.scenario}, order ${index + 1} (${first})`,
+        params,
+        unit: 'ms',
+        median: ours.median,
+        p95: ours.p95,
+        p99: ours.p99,
+        peer: { label: sides[1].label, value: peer.median },
+        ...(path.peerTarget === undefined
+          ? {}
+          : {
+              target: `≤ ${path.peerTarget.toFixed(1)}× peer`,
+              met: ours.median <= path.peerTarget * peer.median,
+            }),
+      })
+    })
+  }
+  return out
+}
+
+export async function benchSideBySide(
+  env: BenchEnv,
+  sides: readonly [Side, Side],
+  sizes: SideBySideSizes,
+  log: (message: string) => void,
+): Promise<Row[]> {
+  const [ours, peer] = sides
+  const out: Row[] = []
+  const perSide = (r: Rounds, what: string) =>
+    `${r.samples} ${what} per side and order after ${r.warmups} warm-ups, A/B interleaved`
+  if (ours.agent && peer.agent) {
+    log('beside the peer: agent reviews')
+    const orders = await inBothOrders(sides, sizes.agent, agentSample(env))
+    out.push(
+      ...rows(
+        sides,
+        orders,
+        [
+          { measure: 'open', scenario: 'open an agent review', peerTarget: 1 },
+          { measure: 'resume', scenario: 'answered agent review → resumed, tool ran', peerTarget: 1 },
+        ],
+        `${perSide(sizes.agent, 'reviews')}; scripted model, requireApproval tool`,
+      ),
+    )
+  }
+  if (!ours.workflow || !peer.workflow) return out
+  const step: RunShape = { kind: 'step' }
+  for (const side of sides) side.workflow?.register(step)
+  log('beside the peer: workflow step resumes')
+  const stepOrders = await inBothOrders(sides, sizes.step, workflowSample(env, step))
+  out.push(
+    ...rows(
+      sides,
+      stepOrders,
+      [{ measure: 'item', scenario: 'workflow step: answered decision → resumed, protected step ran' }],
+      perSide(sizes.step, 'resumes'),
+    ),
+  )
+  for (const size of sizes.foreach) {
+    const shape: RunShape = { kind: 'foreach', items: size.items }
+    for (const side of sides) side.workflow?.register(shape)
+    log(`beside the peer: .foreach of ${size.items} items`)
+    const orders = await inBothOrders(sides, size, workflowSample(env, shape))
+    out.push(
+      ...rows(
+        sides,
+        orders,
+        [
+          { measure: 'start', scenario: `\`.foreach\` N=${size.items}: start, every item asked` },
+          {
+            measure: 'item',
+            scenario: `\`.foreach\` item resumed by label, N=${size.items}`,
+            peerTarget: 1.4,
+          },
+        ],
+        `${perSide(size, `runs of ${size.items} items`)}; items resumed one by one, random order`,
+      ),
+    )
+  }
+  return out
+}
