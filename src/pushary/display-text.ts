@@ -95,6 +95,7 @@ interface Displayed {
     | {
         label: string
         effect: string
+        risk?: string | undefined
         changes?: ReadonlyArray<{ parameter: string; label: string; format: { kind: string; unit?: string } }>
       }
     | undefined
@@ -134,6 +135,7 @@ export function displayedStrings(value: Displayed): Array<[PropertyKey[], string
   if (presentation) {
     add(['presentation', 'label'], presentation.label)
     add(['presentation', 'effect'], presentation.effect)
+    add(['presentation', 'risk'], presentation.risk)
     presentation.changes?.forEach((change, index) => {
       add(['presentation', 'changes', index, 'parameter'], change.parameter)
       add(['presentation', 'changes', index, 'label'], change.label)

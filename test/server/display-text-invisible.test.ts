@@ -192,6 +192,32 @@ describe('client, approval step and service refuse them alike, naming the field'
     expect(counter.count()).toBe(0)
   })
 
+  it('refuses a risk that hides or reorders text at the service, the client and the approval step, naming presentation.risk', async () => {
+    const presentation = { label: 'Refund', effect: 'Money leaves the account', risk: 'Low \u202Ehgih' }
+    const h = await fixture.start()
+    const response = await h.api('POST', '/decisions', { question: 'Refund?', presentation })
+    expect(response.status).toBe(400)
+    expect(response.json.field).toBe('presentation.risk')
+    const counter = countingFetch()
+    const client = createPusharyClient({
+      baseUrl: h.server.baseUrl,
+      apiKey: h.server.apiKey,
+      fetch: counter.fetch,
+    })
+    const error = await rejection(client.decisions.create({ question: 'Refund?', presentation }))
+    expect(isPusharyValidationError(error) && error.field).toBe('presentation.risk')
+    expect(counter.count()).toBe(0)
+    const stepError = thrown(() =>
+      parsePusharyApprovalStepInput({
+        operationId: 'refund:o1:v1',
+        question: 'Refund?',
+        externalId: 'customer_1',
+        subject: { presentation },
+      }),
+    )
+    expect(isPusharyValidationError(stepError) && stepError.field).toBe('subject.presentation.risk')
+  })
+
   it('the approval step refuses each in the question and in every bound subject field', () => {
     const base = { operationId: 'refund:o1:v1', question: 'Refund?', externalId: 'customer_1' }
     for (const codePoint of REPORTED) {

@@ -60,7 +60,8 @@ const RISK_LEVELS: Readonly<Record<string, string>> = {
 function renderRisk(risk: Presentation['risk']): SafeHtml | '' {
   if (risk === undefined || risk === null) return ''
   const level = Object.hasOwn(RISK_LEVELS, risk) ? risk : null
-  if (level === null) return html`<span class="risk">${risk}</span>`
+  // Text stored before the service refused invisible characters here is drawn visibly.
+  if (level === null) return html`<span class="risk">${visibleText(risk)}</span>`
   return html`<span class="risk risk-${level}">${RISK_LEVELS[level] ?? risk}</span>`
 }
 
