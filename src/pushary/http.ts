@@ -142,11 +142,15 @@ function isClosedConnection(error: unknown): boolean {
   return typeof cause?.code === 'string' && CLOSED_CONNECTION.has(cause.code)
 }
 
-/** Whether sending the request twice does no more than sending it once. */
+/**
+ * Whether sending the request twice does no more than sending it once: a
+ * read, or `POST /decisions` with an `idempotencyKey` (the one write the wire
+ * deduplicates: a replay returns the existing decision).
+ */
 function repeatable(request: PusharyRequest<z.ZodType>): boolean {
   if (request.method === 'GET') return true
   const key = (request.body as { idempotencyKey?: unknown } | undefined)?.idempotencyKey
-  return request.method === 'POST' && typeof key === 'string' && key !== ''
+  return request.method === 'POST' && request.path === '/decisions' && typeof key === 'string' && key !== ''
 }
 
 function buildUrl(baseUrl: string, path: string, query: PusharyRequest<z.ZodType>['query']): string {
