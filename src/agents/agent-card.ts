@@ -7,7 +7,7 @@
  * fingerprinted into the binding: what the card shows is what was approved.
  */
 import { z } from 'zod/v4'
-import { DISPLAYED_TEXT_MESSAGE, isDisplayedTextExact } from '../pushary/display-text.js'
+import { DISPLAYED_TEXT_MESSAGE, isDisplayedTextExact, visibleText } from '../pushary/display-text.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
 import { storableString } from '../pushary/text-rules.js'
@@ -62,9 +62,15 @@ export function checkedAgentTools(tools: unknown, operation: string, field: stri
   })
 }
 
-/** Cuts text to `max` UTF-16 units on a grapheme boundary, marking the cut with an ellipsis. */
+/**
+ * Text the card derives from Mastra (the agent's name, the tool's name and
+ * description): written by the developer, so an invisible character there
+ * (an emoji's U+FE0F) is drawn visibly (`⟦U+FE0F⟧`) rather than failing the
+ * review; cut to `max` UTF-16 units on a grapheme boundary, marking the cut
+ * with an ellipsis.
+ */
 function cut(text: string, max: number): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim()
+  const oneLine = visibleText(text.replace(/\s+/g, ' ').trim())
   if (oneLine.length <= max) return oneLine
   let kept = ''
   for (const { segment } of new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(oneLine)) {
@@ -115,26 +121,17 @@ async function toolDescription(agent: Inspectable, call: NormalizedCall): Promis
 
 /**
  * The agent's name as the card shows it (its `name`, else its id), cut to the
- * service's limit; refused when it holds a character the card cannot draw.
+ * service's limit; a character the card cannot draw is shown visibly.
  *
  * @example
- * shownAgentName({ name: 'Ops bot' }, 'ops', 'openPusharyAgentReview') // 'Ops bot'
+ * shownAgentName({ name: 'Ops bot' }, 'ops') // 'Ops bot'
  */
-export function shownAgentName(agent: unknown, agentId: string, operation: string): string {
+export function shownAgentName(agent: unknown, agentId: string): string {
   const { name, id } = (agent ?? {}) as Inspectable
   const chosen = [name, id, agentId].find(
     (value): value is string => typeof value === 'string' && value.trim() !== '',
   )
-  const shown = cut(chosen ?? agentId, PUSHARY_LIMITS.agentNameMax)
-  if (!isDisplayedTextExact(shown)) {
-    throw new PusharyValidationError({
-      code: 'invalid_decision_input',
-      operation,
-      field: 'agent.name',
-      message: DISPLAYED_TEXT_MESSAGE,
-    })
-  }
-  return shown
+  return cut(chosen ?? agentId, PUSHARY_LIMITS.agentNameMax)
 }
 
 /** What {@link agentCardOf} adds to a review's subject. */
@@ -147,7 +144,7 @@ export type AgentCard = Pick<PusharyApprovalSubject, 'agentName' | 'presentation
  * tool's risk only when it names none.
  *
  * @example
- * const card = await agentCardOf({ agent, agentId: 'ops', call, tools: { restartService: { risk: 'high' } }, operation })
+ * const card = await agentCardOf({ agent, agentId: 'ops', call, tools: { restartService: { risk: 'high' } } })
  */
 export async function agentCardOf(input: {
   agent: unknown
@@ -155,9 +152,8 @@ export async function agentCardOf(input: {
   call: NormalizedCall
   tools: PusharyAgentTools
   given?: PusharyApprovalSubject['presentation']
-  operation: string
 }): Promise<AgentCard> {
-  const agentName = shownAgentName(input.agent, input.agentId, input.operation)
+  const agentName = shownAgentName(input.agent, input.agentId)
   const { call } = input
   if (call.kind !== 'approval' || call.toolName === undefined) {
     return { agentName, ...(input.given ? { presentation: input.given } : {}) }

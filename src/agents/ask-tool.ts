@@ -110,7 +110,7 @@ function runningAgentName(context: unknown): string | undefined {
   } catch {
     found = undefined
   }
-  return shownAgentName(found, agentId, 'createPusharyAskTool')
+  return shownAgentName(found, agentId)
 }
 
 /**

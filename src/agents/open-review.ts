@@ -161,7 +161,6 @@ export async function openPusharyAgentReview(
     call,
     tools,
     given: target.subject?.presentation,
-    operation,
   })
   const { binding, stepSubject } = prepareAgentReview({
     operation,

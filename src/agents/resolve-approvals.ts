@@ -234,7 +234,6 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
           call,
           tools,
           given: subject?.presentation,
-          operation,
         })
         const { binding, stepSubject } = prepareAgentReview({
           operation,

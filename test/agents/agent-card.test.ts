@@ -48,11 +48,15 @@ afterAll(async () => {
   await env?.close()
 })
 
-function opsAgent(calls: ScriptedToolCall[], externalId: string) {
+function opsAgent(
+  calls: ScriptedToolCall[],
+  externalId: string,
+  shown: { name: string; description: string } = { name: 'Ops bot', description: DESCRIPTION },
+) {
   const restarted: string[] = []
   const restartService = createTool({
     id: 'restart-service',
-    description: DESCRIPTION,
+    description: shown.description,
     inputSchema: z.object({ service: z.string() }),
     outputSchema: z.object({ restarted: z.boolean() }),
     requireApproval: true,
@@ -64,7 +68,7 @@ function opsAgent(calls: ScriptedToolCall[], externalId: string) {
   const askHuman = createPusharyAskTool({ client: env.client }, { externalId, timeoutMs: 20_000 })
   const agent = new Agent({
     id: 'ops',
-    name: 'Ops bot',
+    name: shown.name,
     instructions: 'Restart services when asked.',
     model: scriptedModel(callsOnce(calls)),
     tools: { restartService, askHuman },
@@ -80,9 +84,9 @@ function opsAgent(calls: ScriptedToolCall[], externalId: string) {
 
 const restart = (id: string) => ({ toolCallId: id, toolName: 'restartService', input: { service: 'api' } })
 
-async function suspendedRestart(id: string) {
+async function suspendedRestart(id: string, shown?: { name: string; description: string }) {
   const externalId = `oncall_${++n}`
-  const built = opsAgent([restart(id)], externalId)
+  const built = opsAgent([restart(id)], externalId, shown)
   const output = await built.agent.generate('Restart the api', {
     memory: { thread: `t${n}`, resource: externalId },
   })
@@ -169,6 +173,31 @@ describe('the agent card', () => {
     ).rejects.toMatchObject({ code: 'invalid_options', field: 'target.tools.restartService.risk' })
     const { decisions } = await env.client.decisions.list({ externalId: s.externalId, limit: 5 })
     expect(decisions).toEqual([])
+  }, 60_000)
+
+  it('draws an agent name and a tool description that hold invisible characters visibly, instead of failing the review', async () => {
+    // Written by the developer, read from Mastra: an emoji with its variation
+    // selector (U+FE0F) is common there, and must neither vanish on the card
+    // nor stop the agent from asking.
+    const s = await suspendedRestart('c5', {
+      name: 'Ops \u{1F6E0}\uFE0F',
+      description: '\u26A0\uFE0F Restarts api',
+    })
+    const review = await openPusharyAgentReview(
+      { client: env.client },
+      {
+        agent: s.agent,
+        agentId: 'ops',
+        runId: s.runId,
+        toolCallId: 'c5',
+        externalId: s.externalId,
+        actionVersion: 'v1',
+        store,
+      },
+    )
+    const decision = await env.client.decisions.get(review.decisionId)
+    expect(decision.agentName).toBe('Ops \u{1F6E0}⟦U+FE0F⟧')
+    expect(decision.presentation).toMatchObject({ effect: '\u26A0⟦U+FE0F⟧ Restarts api', risk: 'medium' })
   }, 60_000)
 
   it('defaults the risk to medium on the resolver path, with the agent name and the tool description', async () => {
