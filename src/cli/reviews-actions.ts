@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url'
 import { createClient } from '@libsql/client'
 import type { Mastra } from '@mastra/core/mastra'
 import { checkWorkerConfiguration } from '../agents/dispatcher.js'
-import { claimHolderGone, leaseClock } from '../resume/claim-lease.js'
+import { recoverAsOperator } from '../resume/operator-recovery.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
 import type { PusharyReview } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
@@ -20,7 +20,15 @@ import { type CommandIo, terminalSafe } from './command-io.js'
 import type { ParsedReviewsArgs, ReviewsCommand, StoreLocation } from './reviews-args.js'
 import { absentHint, CommandRefused, readRun } from './reviews-run.js'
 
-async function openStore(location: StoreLocation): Promise<PusharyReviewStore> {
+/**
+ * Opens the review store an operator named, refusing a missing file or a
+ * file that holds no review tables (nothing is created). The `dev` command's
+ * review board opens its store through this too.
+ *
+ * @example
+ * const store = await openStore({ kind: 'sqlite', file: 'reviews.db' })
+ */
+export async function openStore(location: StoreLocation): Promise<PusharyReviewStore> {
   if (location.kind === 'pg') {
     return createPostgresReviewStore({
       connectionString: location.url,
@@ -140,50 +148,16 @@ async function show(
   return 0
 }
 
-/**
- * A `resuming` claim whose holder still keeps it alive is live work (the
- * tool may be running right now): changing it would make the finished
- * action's review disagree with what ran. Refused, saying who holds it and
- * until when the lease runs.
- */
-async function refuseLiveClaim(
-  store: PusharyReviewStore,
-  decisionId: string,
-  leaseMs: number,
-  now: Date,
-): Promise<void> {
-  const claim = await store.claimState(decisionId)
-  // Judged on the store's clock, so a skewed operator machine never reads a live claim as gone.
-  if (claim?.state !== 'resuming' || claimHolderGone(claim.since, leaseMs, leaseClock(claim, now))) return
-  const taken = (await store.history(decisionId))
-    .filter((entry) => entry.event === 'CLAIM' || entry.event === 'RECLAIM')
-    .at(-1)
-  const holder = taken
-    ? `the resumer that took it at ${taken.at} (${taken.event}${taken.reason ? ` "${taken.reason}"` : ''})`
-    : 'a live resumer'
-  const until = new Date(Date.parse(claim.since) + leaseMs).toISOString()
-  throw new CommandRefused(
-    `review ${decisionId} is claimed by ${holder}, kept alive at ${claim.since}; its lease runs until ${until} (--lease-ms ${leaseMs}). It is being resumed right now: wait for it to finish, or until the lease ran out (its holder is gone), then recover`,
-  )
-}
-
 async function recover(
   store: PusharyReviewStore,
   command: Extract<ReviewsCommand, { action: 'recover' }>,
   json: boolean,
   io: CommandIo,
 ): Promise<number> {
-  await refuseLiveClaim(store, command.decisionId, command.leaseMs, new Date())
-  await store.recover(command.decisionId, command.outcome, command.reason)
-  // The operator's confirmation is the evidence now: it refines the action outcome.
-  if (command.outcome !== 'pending') {
-    await store.recordAction(command.decisionId, {
-      outcome: command.outcome === 'completed' ? 'ran' : 'not_run',
-      reason: `confirmed by the operator: ${command.reason}`,
-    })
-  }
-  const review = await store.get(command.decisionId)
-  const last = (await store.history(command.decisionId)).at(-1)
+  // The same function the review board calls: one set of refusals.
+  const result = await recoverAsOperator(store, { ...command, now: new Date() })
+  if (result.status === 'refused') throw new CommandRefused(result.message)
+  const { review, transition: last } = result
   const line = json
     ? JSON.stringify({ review, transition: last })
     : `${command.decisionId}: ${last?.from} -> ${last?.to} (${last?.event}) "${last?.reason}"`
