@@ -114,6 +114,13 @@ export type {
 } from './store/postgres-store.js'
 export { PusharyStoreError } from './store/store-error.js'
 export type { PusharyStoreErrorCode } from './store/store-error.js'
+export { readPusharyReviewStats } from './store/review-stats.js'
+export type { PusharyReviewStatsOptions } from './store/review-stats.js'
+export type {
+  PusharyLatencyStats,
+  PusharyReviewStats,
+  PusharyStateStats,
+} from './store/review-stats-shape.js'
 
 // Local decision service (src/server)
 // Loaded on first use, like the PostgreSQL driver: importing the package starts nothing.

@@ -74,6 +74,16 @@ export function migration(s: string): string[] {
         ALTER TABLE ${s}.pushary_reviews ADD COLUMN action TEXT;
       END IF;
     END $$`,
+    // Added with the operator's numbers (review-stats.ts), by the same rule, in one ALTER.
+    `DO $$ BEGIN
+      IF NOT EXISTS (
+        SELECT 1 FROM pg_attribute
+        WHERE attrelid = '${s.replaceAll("'", "''")}.pushary_reviews'::regclass AND attname = 'misconfigured_at' AND NOT attisdropped
+      ) THEN
+        ALTER TABLE ${s}.pushary_reviews ADD COLUMN IF NOT EXISTS answered_at TEXT,
+          ADD COLUMN IF NOT EXISTS misconfigured TEXT, ADD COLUMN IF NOT EXISTS misconfigured_at TEXT;
+      END IF;
+    END $$`,
   ]
 }
 

@@ -9,6 +9,7 @@
  */
 
 import { ACTIVE, claimStatement, migration, PG_NOW } from './postgres-sql.js'
+import { postgresStatsStatements } from './postgres-stats.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import { createReviewStore } from './store-core.js'
@@ -378,6 +379,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
       const rows = await query(`SELECT action FROM ${s}.pushary_reviews WHERE decision_id = $1`, [decisionId])
       return nullableText(rows[0]?.action ?? null)
     },
+    ...postgresStatsStatements(query, s),
     async close() {
       if (closed) return
       closed = true

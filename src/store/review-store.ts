@@ -13,6 +13,7 @@ import type {
   ReviewReceipt,
   ReviewTransition,
 } from './review-schema.js'
+import type { PusharyReviewStats } from './review-stats-shape.js'
 
 /**
  * What `claim` reports: the single winner, a serialized run, or an already terminal review.
@@ -124,6 +125,24 @@ export interface PusharyReviewStore {
   recordAction(decisionId: string, action: { outcome: PusharyActionOutcome; reason: string }): Promise<void>
   /** The action outcome recorded for the review, or `null` (none recorded yet). */
   actionOf(decisionId: string): Promise<ReviewAction | null>
+  /**
+   * Notes when the review's decision was answered (the service's
+   * `answeredAt`, read by a resume); the first time noted is kept. Only the
+   * numbers read it (answered-to-resumed latency, answered reviews not yet
+   * resumed); no rule does.
+   */
+  recordAnswered(decisionId: string, answeredAt: string): Promise<void>
+  /**
+   * Notes that a worker could not resume this review because of its
+   * configuration, with the missing capability (`workflow`, `agent`, ...); the
+   * latest replaces the earlier. Counted while the review stays `pending`.
+   */
+  recordMisconfigured(decisionId: string, gap: string): Promise<void>
+  /**
+   * The operator's numbers as SQL aggregates (see `readPusharyReviewStats`,
+   * which checks its options and calls this); ISO times, `since` ≤ `now`.
+   */
+  stats(window: { readonly since: string; readonly now: string }): Promise<PusharyReviewStats>
   /** Releases connections the store opened. */
   close(): Promise<void>
 }

@@ -11,8 +11,8 @@ import { nullableText } from './store-rows.js'
 type Executor = Pick<Client, 'execute'> | Transaction
 
 /**
- * Files written before permits (and action outcomes) existed gain the
- * nullable columns; runs inside the migration's write transaction, so two
+ * Files written before permits (action outcomes, the stats notes) existed
+ * gain the nullable columns; runs inside the migration's write transaction, so two
  * openers cannot both add one.
  *
  * @example
@@ -20,7 +20,8 @@ type Executor = Pick<Client, 'execute'> | Transaction
  */
 export async function addPermitColumn(tx: Executor): Promise<void> {
   const columns = await tx.execute('PRAGMA table_info(pushary_reviews)')
-  for (const name of ['permit', 'action']) {
+  // answered_at and the misconfigured pair are the stats notes (review-stats.ts).
+  for (const name of ['permit', 'action', 'answered_at', 'misconfigured', 'misconfigured_at']) {
     if (!columns.rows.some((column) => column.name === name)) {
       await tx.execute(`ALTER TABLE pushary_reviews ADD COLUMN ${name} TEXT`)
     }

@@ -12,6 +12,7 @@ import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import { sqliteConnection } from './sqlite-connection.js'
 import { addPermitColumn, sqliteActionStatements, sqlitePermitStatements } from './sqlite-permits.js'
+import { sqliteStatsStatements } from './sqlite-stats.js'
 import { ACTIVE, SQLITE_NOW, sqliteOneStatementWrites, TRANSITION_TRIGGER } from './sqlite-transitions.js'
 import { checkedSqliteUrl } from './sqlite-url.js'
 import { createReviewStore } from './store-core.js'
@@ -314,6 +315,7 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
       }),
     ...sqlitePermitStatements(read),
     ...sqliteActionStatements(read),
+    ...sqliteStatsStatements(read),
     ...sqliteOneStatementWrites(
       statement,
       (decisionId) => driver.selectReview(decisionId),

@@ -18,6 +18,7 @@ import { forgetClaimTime, rememberClaimTime } from './claim-times.js'
 import { actionCalls } from './review-actions.js'
 import { permitCalls } from './review-permits.js'
 import { pusharyReviewSchema, reviewReceiptSchema, reviewStateSchema } from './review-schema.js'
+import { statsCalls } from './review-stats.js'
 import type {
   PusharyReviewStore,
   ReviewClaimResult,
@@ -385,6 +386,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
 
     ...permitCalls(driver, open),
     ...actionCalls(driver, open, now),
+    ...statsCalls(driver, open, now),
 
     close: () => {
       if (closed) return Promise.resolve()

@@ -8,6 +8,7 @@ import type { ReviewEventType, ReviewState } from '../machines/review-lifecycle.
 import type { ReviewActionDriver } from './review-actions.js'
 import type { ReviewPermitDriver } from './review-permits.js'
 import type { ReviewReceipt } from './review-schema.js'
+import type { ReviewStatsDriver } from './review-stats.js'
 import type { StoredReviewRow, StoredTransitionRow } from './store-rows.js'
 
 /** The statements a write transaction offers. Every method runs inside the driver's transaction. */
@@ -40,7 +41,7 @@ export interface ReviewWriteTransaction {
  * is serialized with every other write touching `runId` (all writes, when the
  * database can only lock the whole file), across processes and hosts.
  */
-export interface ReviewStoreDriver extends ReviewPermitDriver, ReviewActionDriver {
+export interface ReviewStoreDriver extends ReviewPermitDriver, ReviewActionDriver, ReviewStatsDriver {
   write<T>(
     operation: string,
     runId: string | null,
