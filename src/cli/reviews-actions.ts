@@ -19,6 +19,7 @@ import { isPusharyStoreError } from '../store/store-error.js'
 import { type CommandIo, terminalSafe } from './command-io.js'
 import type { ParsedReviewsArgs, ReviewsCommand, StoreLocation } from './reviews-args.js'
 import { absentHint, CommandRefused, readRun } from './reviews-run.js'
+import { printReviewStats } from './reviews-stats.js'
 
 /**
  * Opens the review store an operator named, refusing a missing file or a
@@ -215,6 +216,8 @@ async function execute(
         return await recover(store, parsed.command, parsed.json, io)
       case 'check':
         return await check(store, parsed.command, parsed.json, io)
+      case 'stats':
+        return await printReviewStats(store, parsed.command, parsed.json, io)
       default: {
         const unreachable: never = parsed.command
         return unreachable

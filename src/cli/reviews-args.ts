@@ -8,7 +8,7 @@ import { DEFAULT_CLAIM_LEASE_MS } from '../resume/claim-lease.js'
 import { type FlagValues, parseCommandArgv } from './args.js'
 import { type ParsedCommand, parsedCommand } from './command-io.js'
 
-export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|check|recover> [options]
+export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|stats|check|recover> [options]
 
   reviews list [--state <state>]... [--limit <n>]
       Reviews in the given states (default: every state), longest in their state first.
@@ -17,6 +17,12 @@ export const REVIEWS_USAGE = `Usage: pushary-mastra reviews <list|show|check|rec
       when Mastra's storage is given, the status of the run and of its approval step.
       --mastra-pg-schema is the schemaName your app gives PostgresStore (default
       public); a run not found says where it was looked for.
+  reviews stats [--since <ISO time>] [--now <ISO time>]
+      The numbers an operator alerts on (readPusharyReviewStats): reviews per
+      state and the oldest one's age, answered reviews not yet resumed,
+      misconfigured and uncertain counts; in the window (default: the last 24
+      hours before --now, default the current time) answered-to-resumed latency,
+      endings by reason, action outcomes and callbacks received.
   reviews check --app <module>
       Startup self-check of a worker: imports <module> (it exports the worker's
       \`mastra\`), and lists every pending review that worker could not resume and
@@ -57,6 +63,7 @@ export type ReviewsCommand =
   | { action: 'list'; states: readonly ReviewState[]; limit: number }
   | { action: 'show'; decisionId: string; mastra: MastraLocation | null }
   | { action: 'check'; app: string }
+  | { action: 'stats'; since: Date | undefined; now: Date | undefined }
   | {
       action: 'recover'
       decisionId: string
@@ -84,6 +91,8 @@ const FLAGS = {
   reason: { type: 'string' },
   'lease-ms': { type: 'string' },
   app: { type: 'string' },
+  since: { type: 'string' },
+  now: { type: 'string' },
   json: { type: 'boolean' },
 } as const
 
@@ -126,6 +135,21 @@ const ACTION_FLAGS: Record<ReviewsCommand['action'], readonly (keyof typeof FLAG
   show: ['mastra-db', 'mastra-pg', 'mastra-pg-schema'],
   recover: ['reason', 'lease-ms'],
   check: ['app'],
+  stats: ['since', 'now'],
+}
+
+function isReviewsAction(action: string): action is ReviewsCommand['action'] {
+  return Object.hasOwn(ACTION_FLAGS, action)
+}
+
+/** An ISO time flag as a Date, `undefined` when absent, or the refusal naming the flag. */
+function isoFlag(value: string | undefined, name: string): Date | undefined | string {
+  if (value === undefined) return undefined
+  const time = Date.parse(value)
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(time)) {
+    return `--${name} must be an ISO time such as 2026-12-01T08:00:00Z, got "${value}"`
+  }
+  return new Date(time)
 }
 
 /**
@@ -147,9 +171,9 @@ function parseAction(flags: Flags, positionals: readonly string[]): ParsedReview
   const [action, ...rest] = positionals
   if (action === 'help') return { status: 'help' }
   if (action === undefined)
-    return { status: 'invalid', message: 'name an action: list, show, check or recover' }
-  if (action !== 'list' && action !== 'show' && action !== 'check' && action !== 'recover') {
-    return { status: 'invalid', message: `unknown action "${action}" (list, show, check, recover)` }
+    return { status: 'invalid', message: 'name an action: list, show, stats, check or recover' }
+  if (!isReviewsAction(action)) {
+    return { status: 'invalid', message: `unknown action "${action}" (list, show, stats, check, recover)` }
   }
   const allowed = new Set<string>(['db', 'pg', 'schema', 'json', ...ACTION_FLAGS[action]])
   for (const flag of Object.keys(flags)) {
@@ -173,6 +197,23 @@ function parseAction(flags: Flags, positionals: readonly string[]): ParsedReview
     }
     const chosen = states.length === 0 ? [...REVIEW_STATES] : [...new Set(states as ReviewState[])]
     return { status: 'run', store, json, command: { action, states: chosen, limit } }
+  }
+
+  if (action === 'stats') {
+    if (rest.length > 0) return { status: 'invalid', message: `unexpected argument "${rest[0]}"` }
+    const since = isoFlag(flags.since, 'since')
+    if (typeof since === 'string') return { status: 'invalid', message: since }
+    const now = isoFlag(flags.now, 'now')
+    if (typeof now === 'string') return { status: 'invalid', message: now }
+    if (since !== undefined && now !== undefined && since.getTime() > now.getTime()) {
+      return { status: 'invalid', message: '--since must not be after --now' }
+    }
+    return {
+      status: 'run',
+      store,
+      json,
+      command: { action, since: since ?? undefined, now: now ?? undefined },
+    }
   }
 
   if (action === 'check') {
