@@ -16,6 +16,7 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
 import { type ActionEnding, recordActionOutcome } from '../resume/action-evidence.js'
+import { noteVerifiedAnswer } from '../resume/answer-notes.js'
 import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from '../resume/claim-lease.js'
 import { storedStateResult } from '../resume/review-status.js'
 import { readReviewedDecision } from '../steps/decision-expiry.js'
@@ -153,6 +154,16 @@ export async function resumeAgentReview<TOutput = unknown>(
     return { status: 'invalid_answer', decisionId, reason: message(error) }
   }
   const mastra = mastraOf(input)
+  await noteVerifiedAnswer({
+    mastra,
+    store: input.store,
+    decisionId,
+    runId: review.runId,
+    decision,
+    approved: answer.approved,
+    target: 'agent',
+    now: input.now?.() ?? new Date(),
+  })
   const agent =
     input.agent ?? (mastra?.getAgentById(review.agentId) as unknown as PusharyResumableAgent | undefined)
   if (!mastra || !agent) {

@@ -3,6 +3,7 @@ import { parseDecisionCallback, SIGNATURE_HEADER, verifyWebhookSignature } from 
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import type { PusharyReview } from '../store/review-schema.js'
+import { noteDispatchResult } from './dispatch-notes.js'
 import {
   type PusharyDispatcher,
   type PusharyDispatcherOptions,
@@ -121,6 +122,7 @@ async function resumeDecision(dispatch: Dispatch, decisionId: string): Promise<P
       return { status: 'unknown' as const, decisionId, reason: 'no review is saved for this decision yet' }
     return resumeInQueue(dispatch, current)
   })
+  await noteDispatchResult(dispatch.context.mastra, dispatch.context.store, result)
   return dispatch.log.observe(result)
 }
 

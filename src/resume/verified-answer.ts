@@ -9,6 +9,7 @@ import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
 import { readReviewedDecision } from '../steps/decision-expiry.js'
 import { checkWorkflowDecision } from '../steps/workflow-binding.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import { noteVerifiedAnswer } from './answer-notes.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { errorMessage } from './resume-error.js'
 import type { DispatchContext } from './review-kinds.js'
@@ -43,13 +44,21 @@ export async function verifiedAnswer(
   if (mismatch) return { status: 'mismatch', decisionId, reason: mismatch }
   if (decision.status === 'pending') return { status: 'pending', decisionId }
   const resumeData = toResumeData(decision)
+  let answer: PusharyAnswer
   try {
-    return {
-      answer: answerPusharyQuestion(review.question, resumeData.status, resumeData.answer),
-      resumeData,
-      decision,
-    }
+    answer = answerPusharyQuestion(review.question, resumeData.status, resumeData.answer)
   } catch (error) {
     return { status: 'invalid_answer', decisionId, reason: errorMessage(error) }
   }
+  await noteVerifiedAnswer({
+    mastra: context.mastra,
+    store: context.store,
+    decisionId,
+    runId: review.runId,
+    decision,
+    approved: answer.approved,
+    target: 'workflow-step',
+    now: context.options.now?.() ?? new Date(),
+  })
+  return { answer, resumeData, decision }
 }

@@ -9,6 +9,7 @@
 import type { Mastra } from '@mastra/core/mastra'
 import type { PusharyClient } from '../pushary/client.js'
 import { PusharyValidationError } from '../pushary/errors.js'
+import { logAsked } from './approval-log.js'
 import { PUSHARY_APPROVED_CONTEXT_KEY } from './permit-step.js'
 
 /**
@@ -113,15 +114,13 @@ export async function deliverFallback(
     }
     await onFallback({ approvalUrl: created.approvalUrl, ...link })
   }
-  try {
-    mastra
-      ?.getLogger()
-      ?.info(
-        `[pushary] asked ${link.externalId} by ${path === 'fallback' ? 'approval link (fallback)' : 'push'}: decision ${link.decisionId}`,
-      )
-  } catch {
-    // A logger that throws must not fail the question.
-  }
+  logAsked(mastra, {
+    decisionId: link.decisionId,
+    workflowId: link.workflowId,
+    runId: link.runId,
+    stepId: link.stepId,
+    delivery: path,
+  })
 }
 
 /**

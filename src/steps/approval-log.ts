@@ -1,0 +1,101 @@
+/**
+ * The info lines that show the path of each approval in a default setup:
+ * asked, answered, resumed. One logger call per line through the Mastra
+ * instance's logger (never `console`), a short message an operator can read
+ * and the same facts as structured fields (`event`, `decisionId`, ...). Never
+ * the answer's text, never the customer: a line says what happened, the
+ * review store and `pushary-mastra reviews show` say to whom.
+ */
+import type { Mastra } from '@mastra/core/mastra'
+
+/** The structured fields of the `asked` line. */
+export interface AskedLogFields {
+  decisionId: string
+  workflowId: string
+  runId: string
+  stepId: string
+  delivery: 'push' | 'fallback'
+  /** The agent tool the question is about, when an agent asked. */
+  toolName?: string | undefined
+}
+
+/** The structured fields of the `answered` line: the verified reading, never the answer's text. */
+export interface AnsweredLogFields {
+  decisionId: string
+  runId: string
+  /** The decision's status as the service reported it (`answered`, `expired`, `cancelled`). */
+  status: string
+  approved: boolean | null
+  target: 'workflow-step' | 'agent'
+}
+
+/** The structured fields of the `resumed` line: how the resume ended the review, and why. */
+export interface ResumedLogFields {
+  decisionId: string
+  /** The dispatch result (`resumed`, `stale`, `uncertain`, `duplicate`, ...). */
+  status: string
+  /** The state the review is in after it (`completed`, `stale`, `uncertain`, ...), when known. */
+  state: string | null
+  reasonCode?: string | undefined
+  reason?: string | undefined
+  actionOutcome?: string | undefined
+}
+
+function info(mastra: Mastra | undefined, message: string, fields: Record<string, unknown>): void {
+  try {
+    mastra?.getLogger()?.info(`[pushary] ${message}`, fields)
+  } catch {
+    // A logger that throws must not fail the question or the resume.
+  }
+}
+
+/**
+ * Logs that a person was asked (the decision was created and the review saved).
+ *
+ * @example
+ * logAsked(mastra, { decisionId, workflowId, runId, stepId, delivery: 'push' })
+ */
+export function logAsked(mastra: Mastra | undefined, fields: AskedLogFields): void {
+  const by = fields.delivery === 'fallback' ? 'approval link (fallback)' : 'push'
+  const tool = fields.toolName === undefined ? '' : ` tool ${fields.toolName}`
+  info(
+    mastra,
+    `asked: decision ${fields.decisionId} by ${by} (workflow ${fields.workflowId} run ${fields.runId} step ${fields.stepId}${tool})`,
+    { event: 'pushary.asked', ...withoutUndefined(fields) },
+  )
+}
+
+/**
+ * Logs the verified answer a resume read from the service (its status and
+ * whether it approves; never its text).
+ *
+ * @example
+ * logAnswered(mastra, { decisionId, runId, status: 'answered', approved: true, target: 'workflow-step' })
+ */
+export function logAnswered(mastra: Mastra | undefined, fields: AnsweredLogFields): void {
+  const reading =
+    fields.approved === null ? 'no approval reading' : fields.approved ? 'approved' : 'not approved'
+  info(mastra, `answered: decision ${fields.decisionId} ${fields.status}, ${reading} (run ${fields.runId})`, {
+    event: 'pushary.answered',
+    ...fields,
+  })
+}
+
+/**
+ * Logs how a resume ended a review: the state it left and the reason.
+ *
+ * @example
+ * logResumed(mastra, { decisionId, status: 'resumed', state: 'completed' })
+ */
+export function logResumed(mastra: Mastra | undefined, fields: ResumedLogFields): void {
+  const why = fields.reasonCode ?? fields.reason
+  info(
+    mastra,
+    `resumed: decision ${fields.decisionId} ${fields.status}${fields.state ? `, review ${fields.state}` : ''}${why ? ` (${why})` : ''}`,
+    { event: 'pushary.resumed', ...withoutUndefined(fields) },
+  )
+}
+
+function withoutUndefined<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>
+}
