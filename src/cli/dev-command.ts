@@ -11,6 +11,7 @@ import { createPusharyDevServer, type PusharyDevServerOptions } from '../server/
 import { isPusharyDevServerError, PusharyDevServerError } from '../server/dev-server-error.js'
 import { CommandArgsError, parseCommandArgv } from './args.js'
 import { type CommandIo, terminalIo, terminalSafe } from './command-io.js'
+import type { StoreLocation } from './reviews-args.js'
 
 const USAGE = `Usage: pushary-mastra dev [options]
 
@@ -28,6 +29,9 @@ Options:
                        Allow callbackUrl on 127.0.0.1 / ::1 / localhost (local development)
   --allow-callback-host <host|ip|cidr>
                        Allow one non-public callback host or range (repeatable)
+  --board-db <file>    Serve the review board at /board over this SQLite review store (your app's)
+  --board-pg <url>     Same, over a PostgreSQL review store (--board-pg-schema <name>, default public)
+                       The board's operator key is this service's API key.
   --help, -h           Show this message
 
 Enrolled phones: pushary-mastra devices list|revoke (see pushary-mastra devices --help).
@@ -49,6 +53,9 @@ const FLAGS = {
   sandbox: { type: 'boolean' },
   'show-secrets': { type: 'boolean' },
   'allow-loopback-callbacks': { type: 'boolean' },
+  'board-db': { type: 'string' },
+  'board-pg': { type: 'string' },
+  'board-pg-schema': { type: 'string' },
 } as const
 
 /** Options of the `dev` command: the server's, plus what only the command does. */
@@ -57,6 +64,8 @@ export interface DevCommandOptions extends PusharyDevServerOptions {
   apiKeyFile?: string
   /** Print the API key and webhook secret even when they already existed. */
   showSecrets?: boolean
+  /** The review store the board at `/board` reads and recovers (none: no board). */
+  boardStore?: StoreLocation
 }
 
 type ParsedArgs = { help: true } | { help: false; options: DevCommandOptions }
@@ -103,6 +112,17 @@ export function parseDevArgs(argv: readonly string[]): ParsedArgs {
   }
   if (values['allow-callback-host'] !== undefined) {
     options.callbackAddresses = { ...options.callbackAddresses, allow: values['allow-callback-host'] }
+  }
+  if (values['board-db'] !== undefined && values['board-pg'] !== undefined) {
+    throw invalid('--board-pg', 'pass either --board-db or --board-pg, not both')
+  }
+  if (values['board-pg-schema'] !== undefined && values['board-pg'] === undefined) {
+    throw invalid('--board-pg-schema', '--board-pg-schema applies to --board-pg only')
+  }
+  if (values['board-db'] !== undefined) options.boardStore = { kind: 'sqlite', file: values['board-db'] }
+  if (values['board-pg'] !== undefined) {
+    const schema = values['board-pg-schema']
+    options.boardStore = { kind: 'pg', url: values['board-pg'], ...(schema === undefined ? {} : { schema }) }
   }
   if (options.apiKey !== undefined && options.apiKeyFile !== undefined) {
     throw invalid('--api-key-file', 'pass either --api-key or --api-key-file, not both')
@@ -152,7 +172,7 @@ export async function runDevCommand(argv: readonly string[], terminal: CommandIo
     io.stdout.write(USAGE)
     return 0
   }
-  const { apiKeyFile, showSecrets = false, ...options } = parsed.options
+  const { apiKeyFile, showSecrets = false, boardStore, ...options } = parsed.options
   if (apiKeyFile !== undefined) {
     try {
       options.apiKey = readFileSync(apiKeyFile, 'utf8').trim()
@@ -168,10 +188,22 @@ export async function runDevCommand(argv: readonly string[], terminal: CommandIo
     )
   }
   const dbPath = resolve(options.dbPath ?? DEFAULT_DB_PATH)
+  let board: ReviewBoardMount | null = null
+  if (boardStore !== undefined) {
+    try {
+      board = await openBoardStore(boardStore, io)
+    } catch (error) {
+      io.stderr.write(
+        `pushary-mastra dev: review board: ${error instanceof Error ? error.message : String(error)}\n`,
+      )
+      return 1
+    }
+  }
   let server: Awaited<ReturnType<typeof createPusharyDevServer>>
   try {
     server = await createPusharyDevServer({
       ...options,
+      ...(board === null ? {} : { mounts: [{ path: BOARD_PATH, fetch: board.fetch }] }),
       port: options.port ?? DEFAULT_DEV_PORT,
       dbPath,
       onEnrollmentLink: (link) => {
@@ -184,12 +216,25 @@ export async function runDevCommand(argv: readonly string[], terminal: CommandIo
         io.stderr.write(`pushary-mastra dev: ${error instanceof Error ? error.stack : String(error)}\n`),
     })
   } catch (error) {
+    await board?.close()
     io.stderr.write(`pushary-mastra dev: ${error instanceof Error ? error.message : String(error)}\n`)
     return isPusharyDevServerError(error) && error.code === 'invalid_option' ? 2 : 1
   }
 
   // Secrets go to the terminal once, when they are created (a terminal's
   // scrollback and CI logs outlive the process), or when asked for.
+  if (board !== null) {
+    try {
+      board.start(server.apiKey)
+    } catch (error) {
+      await server.close()
+      await board.close()
+      io.stderr.write(
+        `pushary-mastra dev: review board: ${error instanceof Error ? error.message : String(error)}\n`,
+      )
+      return 2
+    }
+  }
   const showKey = showSecrets || server.created.apiKey
   const showSecret = showSecrets || server.created.webhookSecret
   const hidden = 'hidden (stored in the database; --show-secrets prints it)'
@@ -199,6 +244,9 @@ export async function runDevCommand(argv: readonly string[], terminal: CommandIo
     `  API key         ${showKey ? server.apiKey : options.apiKey !== undefined ? 'as given' : hidden}`,
     `  Webhook secret  ${showSecret ? server.webhookSecret : hidden}`,
     `  Reviewer page   ${server.publicUrl}/review`,
+    ...(board === null
+      ? []
+      : [`  Review board    ${server.publicUrl}${BOARD_PATH} (sign in with the API key; ${board.where})`]),
     `  Database        ${dbPath}${options.sandbox ? '\n  Sandbox         on (sandboxOutcome answers decisions)' : ''}`,
     '',
     `  export PUSHARY_BASE_URL=${server.baseUrl}`,
@@ -232,7 +280,7 @@ export async function runDevCommand(argv: readonly string[], terminal: CommandIo
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
       io.stdout.write(`\nReceived ${signal}; stopping the Pushary dev server…\n`)
-      server.close().then(
+      Promise.all([server.close(), board?.close()]).then(
         () => {
           io.stdout.write('Stopped.\n')
           resolveExit(0)
@@ -248,4 +296,50 @@ export async function runDevCommand(argv: readonly string[], terminal: CommandIo
   })
   io.stdout.write(lines.join('\n'))
   return stopped
+}
+
+/** Where the `dev` command serves the review board. */
+export const BOARD_PATH = '/board'
+
+interface ReviewBoardMount {
+  /** Where the store is, for the printed line (never a connection string: it may hold a password). */
+  readonly where: string
+  readonly fetch: (request: Request) => Promise<Response>
+  /** Creates the board once the service's API key (its operator key) is known. */
+  start(operatorKey: string): void
+  close(): Promise<void>
+}
+
+/**
+ * Opens the review store the board reads (refused like `reviews`: a missing
+ * file, a file with no review tables), and returns the mount the service
+ * serves at /board; the board itself is created by `start` with the key.
+ * Its log lines go to this terminal.
+ */
+async function openBoardStore(location: StoreLocation, io: CommandIo): Promise<ReviewBoardMount> {
+  const [{ openStore }, { createPusharyReviewBoard }] = await Promise.all([
+    import('./reviews-actions.js'),
+    import('../board/review-board.js'),
+  ])
+  const store = await openStore(location)
+  const line =
+    (level: string) =>
+    (message: string, ...args: unknown[]) =>
+      io.stdout.write(
+        `${new Date().toISOString()} ${level} ${terminalSafe(`${message}${args.length > 0 ? ` ${JSON.stringify(args[0])}` : ''}`)}\n`,
+      )
+  const logger = { info: line('INFO'), warn: line('WARN'), error: line('ERROR') }
+  let board: ReturnType<typeof createPusharyReviewBoard> | null = null
+  return {
+    where:
+      location.kind === 'pg'
+        ? `PostgreSQL review store${location.schema ? ` (schema ${location.schema})` : ''}`
+        : `review store ${resolve(location.file.replace(/^file:/, ''))}`,
+    fetch: (request) =>
+      board === null ? Promise.resolve(new Response('starting', { status: 503 })) : board.fetch(request),
+    start(operatorKey) {
+      board = createPusharyReviewBoard({ store, operatorKey, logger, basePath: BOARD_PATH })
+    },
+    close: () => store.close(),
+  }
 }

@@ -76,6 +76,12 @@ export interface PusharyDevServerOptions {
   onEnrollmentLink?: (link: { externalId: string; universalLink: string; expiresInSeconds: number }) => void
   /** Called for unexpected internal errors (default `console.error`). */
   onError?: (error: unknown) => void
+  /**
+   * Fetch handlers served beside the service, each for every method under
+   * its path (e.g. the `dev` command's review board at `/board`). Each
+   * handler sets its own headers and checks its own credentials.
+   */
+  mounts?: readonly { path: string; fetch: (request: Request) => Promise<Response> }[]
 }
 
 /**
@@ -162,6 +168,19 @@ export async function createPusharyDevServer(
       issues: checked.error.issues.map((issue) => ({ path: [...issue.path], message: issue.message })),
       cause: checked.error,
     })
+  }
+  for (const mount of options.mounts ?? []) {
+    if (
+      !/^(\/[A-Za-z0-9._~-]+)+$/.test(mount.path) ||
+      mount.path.startsWith('/api/') ||
+      mount.path === '/review'
+    ) {
+      throw new PusharyDevServerError({
+        code: 'invalid_option',
+        field: 'mounts.path',
+        message: `cannot mount at "${mount.path}"`,
+      })
+    }
   }
   const host = checked.data.host ?? '127.0.0.1'
   const dbPath = checked.data.dbPath ?? DEFAULT_DB_PATH
@@ -286,6 +305,10 @@ export async function createPusharyDevServer(
     '/',
     createReviewerApp(service.reviewerDeps, { streams: createSlotLimiter(limits.maxStreamsPerDevice) }),
   )
+  for (const mount of options.mounts ?? []) {
+    app.all(mount.path, (c) => mount.fetch(c.req.raw))
+    app.all(`${mount.path}/*`, (c) => mount.fetch(c.req.raw))
+  }
   app.get('/', (c) => c.redirect('/review'))
   app.notFound((c) => c.json(apiErrorBody('not_found', `No route ${c.req.method} ${c.req.path}.`), 404))
   app.onError((error, c) => {
