@@ -33,6 +33,7 @@ import {
   releaseClaim,
   resumedByAnother,
 } from './agent-resume-outcome.js'
+import { agentResumeSpans } from './agent-review-spans.js'
 import { resumeAgentReviewRun } from './agent-review-workflow.js'
 import type { PusharyResumableAgent } from './agent-shapes.js'
 import { autoResumedBy } from './auto-resume.js'
@@ -208,8 +209,10 @@ export async function resumeAgentReview<TOutput = unknown>(
   // each of which reads the review run again.
   const before = await reviewRunState(mastra, review, operation)
 
+  const spans = await agentResumeSpans(mastra, review, decision, answer)
   const claim = await input.store.claim(decisionId, review.runId)
-  if (claim !== 'claimed') return claimRefused(input.store, review, claim)
+  spans.claimed(claim)
+  if (claim !== 'claimed') return spans.ended(await claimRefused(input.store, review, claim))
 
   const scope = {
     ...(review.threadId === undefined ? {} : { threadId: review.threadId }),
@@ -303,7 +306,7 @@ export async function resumeAgentReview<TOutput = unknown>(
     }
     return null
   })
-  if (ended) return ended
+  if (ended) return spans.ended(ended)
 
   const resumed = {
     status: 'resumed' as const,
@@ -313,6 +316,7 @@ export async function resumeAgentReview<TOutput = unknown>(
     output: output as TOutput,
     ...(ending?.outcome == null ? {} : { actionOutcome: ending.outcome }),
   }
+  spans.ended(resumed)
   try {
     const finish = (output as { finishReason?: unknown } | undefined)?.finishReason
     const reason = finish instanceof Promise ? await finish : finish

@@ -9,9 +9,11 @@
  * at most once per run even without the review store.
  */
 import type { Mastra } from '@mastra/core/mastra'
+import type { TracingContext } from '@mastra/core/observability'
 import { RequestContext } from '@mastra/core/request-context'
 import { createStep, createWorkflow } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
+import { openAgentReviewTrace } from '../observability/agent-trace.js'
 import type { PusharyClient } from '../pushary/client.js'
 import { idSchema } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
@@ -186,6 +188,7 @@ type ReviewRun = {
   start(p: {
     inputData: unknown
     requestContext?: RequestContext
+    tracingContext?: TracingContext
   }): Promise<{ status: string; error?: unknown; steps?: Record<string, unknown> }>
   resume(p: { step: string; resumeData: unknown; requestContext: RequestContext }): Promise<{
     status: string
@@ -193,30 +196,7 @@ type ReviewRun = {
     result?: unknown
   }>
 }
-type PersistencePredicate = (p: { workflowStatus: string; stepResults: Record<string, unknown> }) => boolean
-type ReviewWorkflow = {
-  createRun(options: { runId: string; shouldPersistSnapshot?: PersistencePredicate }): Promise<ReviewRun>
-}
-
-/**
- * Which snapshots of a review run are written (Mastra's per-run
- * `shouldPersistSnapshot`, given when the open creates the run): not the
- * `pending` one `createRun` writes, nor the `running` ones of the first pass,
- * so opening a review writes the run once, suspended on its decision. Nothing
- * reads those: a review is saved only after its run suspended, and an open
- * that died before that starts the run again on the same decision (the
- * create is idempotent). From the answer on every snapshot is written as
- * usual: recovery reads a `running` run whose approval step succeeded as
- * "the agent may have been resumed" (`agent-recovery.ts`), so that one is
- * kept. Mastra's own claim on the resume (`suspended` → `running`) follows
- * the workflow's options, not this predicate, and still happens.
- */
-const openPersistence: PersistencePredicate = ({ workflowStatus, stepResults }) => {
-  if (workflowStatus === 'pending') return false
-  if (workflowStatus !== 'running') return true
-  const ask = stepResults[AGENT_REVIEW_ASK_STEP] as { status?: unknown } | undefined
-  return ask?.status === 'success'
-}
+type ReviewWorkflow = { createRun(options: { runId: string }): Promise<ReviewRun> }
 
 /**
  * The agent review workflow on this Mastra, registered on first use
@@ -270,11 +250,14 @@ export async function startAgentReviewRun(input: {
   const known = askedDecision(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId), runId)
   if (known) return known
   const question = input.binding.question
-  const run = await workflow.createRun({ runId, shouldPersistSnapshot: openPersistence })
+  const run = await workflow.createRun({ runId })
   const requestContext = new RequestContext()
   if (input.onFallback) requestContext.set(PUSHARY_FALLBACK_CONTEXT_KEY, input.onFallback)
+  // In the agent's own trace, when Mastra traces it (observability/agent-trace.ts).
+  const trace = await openAgentReviewTrace(input.mastra, input.binding.runId, input.binding)
   const started = await run.start({
     requestContext,
+    ...(trace ? { tracingContext: trace.tracingContext } : {}),
     inputData: {
       operationId: workflowBinding.operationId,
       question: question.question,
@@ -290,6 +273,7 @@ export async function startAgentReviewRun(input: {
       },
     },
   })
+  trace?.end(started.status)
   // The suspend payload comes back with the start result; the snapshot is read only when it does not.
   const asked =
     started.status === 'suspended'

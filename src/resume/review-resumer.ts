@@ -3,6 +3,8 @@
  * verify the answer with the service, claim, resume the exact target, end
  * the review (`review-endings.ts`).
  */
+import { type ResumeSpans, startResumeSpans } from '../observability/resume-spans.js'
+import { traceRefOf } from '../observability/trace-ref.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
 import { whileHoldingClaim } from './claim-lease.js'
@@ -10,6 +12,7 @@ import type { PusharyDispatchResult } from './dispatch-types.js'
 import { attemptResume } from './resume-guard.js'
 import { completeElsewhere, endResumedReview, endStale } from './review-endings.js'
 import { claimLease, conflictOption, type DispatchContext } from './review-kinds.js'
+import type { RunSnapshotView } from './run-position.js'
 import { type VerifiedAnswer, verifiedAnswer } from './verified-answer.js'
 import { runEndedWithout, withdrawQuestion } from './withdraw-question.js'
 import { checkedWorkflowPosition } from './worker-capability.js'
@@ -61,6 +64,13 @@ export async function resumePendingReview(
   if (position.problem) return { status: 'misconfigured', decisionId, ...position.problem }
   const { snapshot, progress } = position
   const verified = await verifiedAnswer(context, review)
+  // Approval spans in the asking trace (nothing when Mastra traced no ask).
+  const spans = startResumeSpans(context.mastra, traceRefOf(snapshot.context, review.stepId), {
+    decisionId,
+    questionType: review.question.type ?? 'confirm',
+    externalId: review.externalId,
+    kind: review.target,
+  })
   if ('status' in verified) {
     // Still open, but nobody will ever resume it: withdraw the question.
     if (verified.status === 'pending' && runEndedWithout(snapshot, progress)) {
@@ -71,10 +81,28 @@ export async function resumePendingReview(
 
   // Mastra persists the snapshot only after the suspending step returns, so
   // a fast answer can arrive before the run is suspended. Do not claim then.
+  spans.answered({
+    status: verified.answer.status,
+    approved: verified.answer.approved,
+    answeredAt: verified.decision.answeredAt,
+  })
+  return spans.ended(await claimAndResume(context, review, verified, position, spans))
+}
+
+async function claimAndResume(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+  verified: VerifiedAnswer,
+  { snapshot, progress }: { snapshot: RunSnapshotView; progress: string },
+  spans: ResumeSpans,
+): Promise<PusharyDispatchResult> {
+  const decisionId = review.decisionId
   if (['running', 'pending', 'waiting'].includes(snapshot.status)) {
     return { status: 'not_suspended_yet', decisionId, runStatus: snapshot.status }
   }
-  switch (await context.store.claim(decisionId, review.runId)) {
+  const claim = await context.store.claim(decisionId, review.runId)
+  spans.claimed(claim)
+  switch (claim) {
     case 'busy':
       return { status: 'busy', decisionId }
     case 'settled':

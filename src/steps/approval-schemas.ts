@@ -1,4 +1,5 @@
 import { z } from 'zod/v4'
+import { pusharyTraceRefSchema } from '../observability/trace-ref.js'
 import { decisionParametersSchema, decisionPresentationSchema } from '../pushary/decision-schemas.js'
 import { refineDisplayedText } from '../pushary/display-text.js'
 import { PusharyValidationError } from '../pushary/errors.js'
@@ -115,6 +116,8 @@ export const pusharyApprovalSuspendSchema = z.object({
   operationId: z.string().optional(),
   /** The service's page for this decision (`decisionPageUrl`), when it sent one. */
   link: z.string().optional(),
+  /** Where it was asked in Mastra's trace, when Mastra traced the step (`observability/trace-ref.ts`). */
+  trace: pusharyTraceRefSchema.optional(),
 })
 /** @example const s: PusharyApprovalSuspend = { decisionId: 'd_1', correlationId: 'd_1' } */
 export type PusharyApprovalSuspend = z.infer<typeof pusharyApprovalSuspendSchema>

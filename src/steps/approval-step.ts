@@ -1,6 +1,7 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { createStep } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
+import { askTracing, recordAskSpan } from '../observability/approval-tracing.js'
 import type { PusharyClient } from '../pushary/client.js'
 import { type PusharyConfig, resolvePusharyClient as resolveConfigClient } from '../pushary/config.js'
 import { isPusharyValidationError, PusharyValidationError } from '../pushary/errors.js'
@@ -175,6 +176,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       workflowId,
       requestContext,
       mastra,
+      tracingContext,
     }) => {
       const input = parsePusharyApprovalStepInput(inputData)
       const question = parsePusharyQuestion(
@@ -257,6 +259,9 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       const context = workflowBindingContext(binding)
       const delivery = { ...options, ...input.delivery }
 
+      // Checked before asking: a bad PUSHARY_TRACE_CUSTOMER is refused before anyone is asked.
+      const tracing = askTracing(tracingContext)
+      const askedAt = new Date()
       const fallback = fallbackOf(onFallback, requestContext)
       const path = await deliveryPath(client, externalId, fallback)
       const created = await client.decisions.create({
@@ -338,11 +343,22 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         await withdrawAsked(client, mastra, decisionId, error)
         throw error
       }
+      const trace =
+        tracing &&
+        recordAskSpan(tracing, askedAt, {
+          decisionId,
+          questionType: question.type ?? 'confirm',
+          risk: input.subject?.presentation?.risk,
+          externalId,
+          delivery: path,
+          fallbackLink: path === 'fallback',
+        })
       return suspend(
         {
           decisionId,
           correlationId: decisionId,
           delivery: path,
+          ...(trace ? { trace } : {}),
           ...(expiresAt === undefined ? {} : { expiresAt }),
           externalId,
           question: question.question,

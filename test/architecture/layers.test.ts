@@ -15,16 +15,14 @@ const SRC = join(import.meta.dirname, '../../src')
 const ALLOWED: Record<string, readonly string[]> = {
   pushary: [],
   machines: ['pushary'],
+  observability: ['pushary'],
   store: ['machines', 'pushary'],
-  steps: ['store', 'machines', 'pushary'],
-  resume: ['steps', 'store', 'machines', 'pushary'],
-  workflows: ['resume', 'steps', 'store', 'machines', 'pushary'],
-  agents: ['workflows', 'resume', 'steps', 'store', 'machines', 'pushary'],
+  steps: ['observability', 'store', 'machines', 'pushary'],
+  resume: ['steps', 'observability', 'store', 'machines', 'pushary'],
+  workflows: ['resume', 'steps', 'observability', 'store', 'machines', 'pushary'],
+  agents: ['workflows', 'resume', 'steps', 'observability', 'store', 'machines', 'pushary'],
   server: ['pushary'],
-  // The review board reads the review store and recovers through the same
-  // function as the CLI; it draws with the reviewer page's template and rules.
-  board: ['server', 'resume', 'store', 'machines', 'pushary'],
-  cli: ['board', 'server', 'agents', 'workflows', 'resume', 'steps', 'store', 'machines', 'pushary'],
+  cli: ['server', 'agents', 'workflows', 'resume', 'steps', 'observability', 'store', 'machines', 'pushary'],
   // `@pushary/mastra/testing` reaches the package only through its public
   // entry, by name (`'@pushary/mastra'`), never a room's module; no room imports it.
   testing: [],

@@ -28,6 +28,7 @@ export const TEST_SCRIPTS = [
   'test/store/fixtures/claim-worker.ts',
   'test/store/fixtures/claim-answers-worker.ts',
   'test/store/fixtures/lease-process.ts',
+  'test/observability/fixtures/span-app.ts',
 ] as const
 
 export type TestScript = (typeof TEST_SCRIPTS)[number]
