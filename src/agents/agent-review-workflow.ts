@@ -196,7 +196,30 @@ type ReviewRun = {
     result?: unknown
   }>
 }
-type ReviewWorkflow = { createRun(options: { runId: string }): Promise<ReviewRun> }
+type PersistencePredicate = (p: { workflowStatus: string; stepResults: Record<string, unknown> }) => boolean
+type ReviewWorkflow = {
+  createRun(options: { runId: string; shouldPersistSnapshot?: PersistencePredicate }): Promise<ReviewRun>
+}
+
+/**
+ * Which snapshots of a review run are written (Mastra's per-run
+ * `shouldPersistSnapshot`, given when the open creates the run): not the
+ * `pending` one `createRun` writes, nor the `running` ones of the first pass,
+ * so opening a review writes the run once, suspended on its decision. Nothing
+ * reads those: a review is saved only after its run suspended, and an open
+ * that died before that starts the run again on the same decision (the
+ * create is idempotent). From the answer on every snapshot is written as
+ * usual: recovery reads a `running` run whose approval step succeeded as
+ * "the agent may have been resumed" (`agent-recovery.ts`), so that one is
+ * kept. Mastra's own claim on the resume (`suspended` → `running`) follows
+ * the workflow's options, not this predicate, and still happens.
+ */
+const openPersistence: PersistencePredicate = ({ workflowStatus, stepResults }) => {
+  if (workflowStatus === 'pending') return false
+  if (workflowStatus !== 'running') return true
+  const ask = stepResults[AGENT_REVIEW_ASK_STEP] as { status?: unknown } | undefined
+  return ask?.status === 'success'
+}
 
 /**
  * The agent review workflow on this Mastra, registered on first use
@@ -250,7 +273,7 @@ export async function startAgentReviewRun(input: {
   const known = askedDecision(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId), runId)
   if (known) return known
   const question = input.binding.question
-  const run = await workflow.createRun({ runId })
+  const run = await workflow.createRun({ runId, shouldPersistSnapshot: openPersistence })
   const requestContext = new RequestContext()
   if (input.onFallback) requestContext.set(PUSHARY_FALLBACK_CONTEXT_KEY, input.onFallback)
   // In the agent's own trace, when Mastra traces it (observability/agent-trace.ts).

@@ -22,7 +22,21 @@ const ALLOWED: Record<string, readonly string[]> = {
   workflows: ['resume', 'steps', 'observability', 'store', 'machines', 'pushary'],
   agents: ['workflows', 'resume', 'steps', 'observability', 'store', 'machines', 'pushary'],
   server: ['pushary'],
-  cli: ['server', 'agents', 'workflows', 'resume', 'steps', 'observability', 'store', 'machines', 'pushary'],
+  // The review board reads the review store and recovers through the same
+  // function as the CLI; it draws with the reviewer page's template and rules.
+  board: ['server', 'resume', 'observability', 'store', 'machines', 'pushary'],
+  cli: [
+    'board',
+    'server',
+    'agents',
+    'workflows',
+    'resume',
+    'steps',
+    'observability',
+    'store',
+    'machines',
+    'pushary',
+  ],
   // `@pushary/mastra/testing` reaches the package only through its public
   // entry, by name (`'@pushary/mastra'`), never a room's module; no room imports it.
   testing: [],
