@@ -14,7 +14,7 @@
  *   step's own resume pass is restarted first (it lands on the same decision).
  */
 
-import { recordActionOutcome } from '../resume/action-evidence.js'
+import { finishWithOutcome, recordActionOutcome } from '../resume/action-evidence.js'
 import { takeOverClaim, whileHoldingClaim } from '../resume/claim-lease.js'
 import type { PusharyDispatchResult } from '../resume/dispatch-types.js'
 import { restartRunForRecovery } from '../resume/resume-guard.js'
@@ -87,8 +87,10 @@ async function settleTakenOver(
       const action = { outcome: ending.outcome, reasonCode: ending.reasonCode }
       return endReview(context, decisionId, ending.state, reason, action)
     }
-    await recordActionOutcome(context.store, decisionId, { outcome: ending.outcome, reason })
-    await context.store.finish(decisionId, 'completed', reason)
+    await finishWithOutcome(context.store, decisionId, 'completed', reason, {
+      outcome: ending.outcome,
+      reason,
+    })
     return {
       status: 'duplicate',
       decisionId,

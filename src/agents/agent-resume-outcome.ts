@@ -4,7 +4,7 @@
  * `reasonCode` of its actual cause beside the text.
  */
 import type { PusharyAnswer } from '../pushary/question.js'
-import { type KnownActionEnding, recordActionOutcome } from '../resume/action-evidence.js'
+import { finishWithOutcome, type KnownActionEnding } from '../resume/action-evidence.js'
 import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
 import { type PusharyReasonCode, settledResult } from '../resume/review-status.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
@@ -122,25 +122,12 @@ export async function endAgentReview<TOutput>(
 ): Promise<PusharyAgentResumeOutcome<TOutput>> {
   const reasonCode: PusharyReasonCode = ending.reasonCode ?? 'resume_failed'
   const described = { decisionId, reason: ending.reason, reasonCode, actionOutcome: ending.outcome }
-  const failed = await recordActionOutcome(store, decisionId, ending)
   try {
-    if (ending.state === 'completed') {
-      await store.finish(decisionId, 'completed', ending.reason)
-      return {
-        status: 'duplicate',
-        ...described,
-        ...(failed ? { reason: `${ending.reason} (${failed})` } : {}),
-      }
-    }
-    await store.finish(decisionId, ending.state, ending.reason)
+    await finishWithOutcome(store, decisionId, ending.state, ending.reason, ending)
+    if (ending.state === 'completed') return { status: 'duplicate', ...described }
     return ending.state === 'stale'
-      ? { status: 'stale', ...described, ...(failed ? { persistenceError: failed } : {}) }
-      : {
-          status: 'uncertain',
-          ...described,
-          ...(output === undefined ? {} : { output }),
-          ...(failed ? { persistenceError: failed } : {}),
-        }
+      ? { status: 'stale', ...described }
+      : { status: 'uncertain', ...described, ...(output === undefined ? {} : { output }) }
   } catch (error) {
     const persistenceError = message(error)
     return ending.state === 'stale'
@@ -171,8 +158,7 @@ export async function resumedByAnother(
         if (ending.state !== 'completed') {
           return await endAgentReview(store, decisionId, { ...ending, reason })
         }
-        await recordActionOutcome(store, decisionId, { outcome: ending.outcome, reason })
-        await store.finish(decisionId, 'completed', reason)
+        await finishWithOutcome(store, decisionId, 'completed', reason, { outcome: ending.outcome, reason })
         return {
           status: 'duplicate',
           decisionId,

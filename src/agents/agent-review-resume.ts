@@ -15,7 +15,7 @@ import type { PusharyClient } from '../pushary/client.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
-import { type ActionEnding, recordActionOutcome } from '../resume/action-evidence.js'
+import { type ActionEnding, finishWithOutcome } from '../resume/action-evidence.js'
 import { noteVerifiedAnswer } from '../resume/answer-notes.js'
 import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from '../resume/claim-lease.js'
 import { storedStateResult } from '../resume/review-status.js'
@@ -277,13 +277,11 @@ export async function resumeAgentReview<TOutput = unknown>(
       const read = agentRunEnding(review.kind, 'result' in run ? run.result : undefined)
       ending = read
       if (read.state !== 'completed') return await endAgentReview(input.store, decisionId, read, output)
-      await recordActionOutcome(input.store, decisionId, read)
-      await input.store.finish(decisionId, 'completed')
+      await finishWithOutcome(input.store, decisionId, 'completed', undefined, read)
     } catch (error) {
       const reason = message(error)
       try {
-        await recordActionOutcome(input.store, decisionId, { outcome: 'unknown', reason })
-        await input.store.finish(decisionId, 'uncertain', reason)
+        await finishWithOutcome(input.store, decisionId, 'uncertain', reason, { outcome: 'unknown', reason })
         return {
           status: 'uncertain',
           decisionId,

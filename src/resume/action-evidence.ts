@@ -13,7 +13,7 @@
  */
 import { isPusharyPermitRefused, type PusharyPermitRefused } from '../steps/permit-step.js'
 import type { PusharyActionOutcome } from '../store/review-schema.js'
-import type { PusharyReviewStore } from '../store/review-store.js'
+import type { PusharyReviewStore, ReviewFinishState } from '../store/review-store.js'
 import { readPermitEvidence } from './permit-evidence.js'
 import type { DispatchContext } from './review-kinds.js'
 import type { PusharyReasonCode } from './review-status.js'
@@ -164,6 +164,33 @@ export async function endingOfRun(
 
 function hasPermits(store: object): store is Pick<PusharyReviewStore, 'permitOf'> {
   return typeof (store as Partial<PusharyReviewStore>).permitOf === 'function'
+}
+
+/**
+ * Ends a claimed review with its action outcome in the same commit
+ * (`finish`'s `action`): the ending and the evidence behind it land
+ * together or not at all. A store without `recordAction` (a user's own
+ * four-operation store) gets the plain `finish`; so does an ending with no
+ * action outcome (a run that goes on waiting elsewhere).
+ *
+ * @example
+ * await finishWithOutcome(store, decisionId, 'completed', undefined, { outcome: 'ran', reason: 'the refund ran' })
+ */
+export function finishWithOutcome(
+  store:
+    | Pick<PusharyReviewStore, 'finish'>
+    | { finish(id: string, state: ReviewFinishState, reason?: string): Promise<void> },
+  decisionId: string,
+  state: ReviewFinishState,
+  reason: string | undefined,
+  action: { outcome: PusharyActionOutcome | null; reason: string },
+): Promise<void> {
+  const full = typeof (store as Partial<PusharyReviewStore>).recordAction === 'function'
+  if (!full || action.outcome === null) return store.finish(decisionId, state, reason)
+  return (store as PusharyReviewStore).finish(decisionId, state, reason, {
+    outcome: action.outcome,
+    reason: action.reason.slice(0, 2000),
+  })
 }
 
 /**

@@ -5,7 +5,7 @@
  * never lost.
  */
 import type { PusharyActionOutcome, PusharyWorkflowReview } from '../store/review-schema.js'
-import { endingOfRun, recordActionOutcome } from './action-evidence.js'
+import { endingOfRun, finishWithOutcome } from './action-evidence.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { errorMessage } from './resume-error.js'
 import type { PusharyResumeAttempt } from './resume-guard.js'
@@ -33,18 +33,10 @@ export async function endReview(
     ...(action?.reasonCode === undefined ? {} : { reasonCode: action.reasonCode }),
     ...(action === undefined ? {} : { actionOutcome: action.outcome }),
   }
-  const recordFailed = action
-    ? await recordActionOutcome(context.store, decisionId, { ...action, reason })
-    : null
   try {
-    await context.store.finish(decisionId, state, reason)
-    return {
-      status: state,
-      decisionId,
-      reason,
-      ...described,
-      ...(recordFailed ? { persistenceError: recordFailed } : {}),
-    }
+    if (action) await finishWithOutcome(context.store, decisionId, state, reason, { ...action, reason })
+    else await context.store.finish(decisionId, state, reason)
+    return { status: state, decisionId, reason, ...described }
   } catch (error) {
     return { status: state, decisionId, reason, ...described, persistenceError: errorMessage(error) }
   }
@@ -125,19 +117,17 @@ export async function completeElsewhere(
       : endReview(context, decisionId, 'uncertain', reason, action)
   }
   const reason = `${elsewhere}; ${ending.reason}`
-  const recordFailed = await recordActionOutcome(context.store, decisionId, {
-    outcome: ending.outcome,
-    reason,
-  })
   try {
-    await context.store.finish(decisionId, 'completed', reason)
+    await finishWithOutcome(context.store, decisionId, 'completed', reason, {
+      outcome: ending.outcome,
+      reason,
+    })
     return {
       status: 'duplicate',
       decisionId,
       reason,
       ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
       ...(ending.reasonCode === undefined ? {} : { reasonCode: ending.reasonCode }),
-      ...(recordFailed ? { persistenceError: recordFailed } : {}),
     } as PusharyDispatchResult
   } catch (error) {
     return {
@@ -222,9 +212,14 @@ export async function endResumedReview(
       ? endStale(context, review, reason, action)
       : endReview(context, decisionId, 'uncertain', reason, action)
   }
-  const recordFailed = await recordActionOutcome(store, decisionId, ending)
   try {
-    await store.finish(decisionId, 'completed', ending.reasonCode ? ending.reason : undefined)
+    await finishWithOutcome(
+      store,
+      decisionId,
+      'completed',
+      ending.reasonCode ? ending.reason : undefined,
+      ending,
+    )
   } catch (error) {
     return {
       status: 'uncertain',
@@ -242,7 +237,6 @@ export async function endResumedReview(
     answer: verified.answer,
     runStatus: outcome.result.status,
     ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
-    ...(recordFailed ? { persistenceError: recordFailed } : {}),
   }
   if (review.parent) {
     // The child is done whatever happens to its parent; a failure here is

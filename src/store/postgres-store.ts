@@ -168,6 +168,12 @@ function writeTransaction(client: PusharyPgPoolClient, s: string): ReviewWriteTr
         [row.decisionId, row.from, row.to, row.event, row.reason, row.at],
       )
     },
+    async setAction(decisionId, action) {
+      await client.query(`UPDATE ${s}.pushary_reviews SET action = $1 WHERE decision_id = $2`, [
+        action,
+        decisionId,
+      ])
+    },
     async clock() {
       const result = await client.query(`SELECT ${PG_NOW} AS now`)
       return String((result.rows[0] as Record<string, unknown> | undefined)?.now)

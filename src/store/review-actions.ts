@@ -6,7 +6,12 @@
  */
 import { z } from 'zod/v4'
 import { idSchema } from '../pushary/identity.js'
-import { pusharyActionOutcomeSchema, type ReviewAction, reviewActionSchema } from './review-schema.js'
+import {
+  type PusharyActionOutcome,
+  pusharyActionOutcomeSchema,
+  type ReviewAction,
+  reviewActionSchema,
+} from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import { PusharyStoreError } from './store-error.js'
 
@@ -46,6 +51,30 @@ export function parseStoredAction(stored: string, decisionId: string): ReviewAct
 }
 
 /**
+ * A caller's action outcome checked and stamped with its time, serialized as
+ * stored; bad input is a typed error naming `action.<field>`, before any write.
+ *
+ * @example
+ * const stored = storedActionOf('finish', { outcome: 'ran', reason: 'the refund ran' }, new Date())
+ */
+export function storedActionOf(
+  operation: string,
+  action: { outcome: PusharyActionOutcome; reason: string },
+  at: Date,
+): string {
+  const parsed = recordSchema.safeParse(action)
+  if (!parsed.success) {
+    throw PusharyStoreError.fromZod(parsed.error, {
+      operation,
+      code: 'invalid_argument',
+      fieldPrefix: 'action',
+    })
+  }
+  const value: ReviewAction = { ...parsed.data, at: at.toISOString() }
+  return JSON.stringify(value)
+}
+
+/**
  * `recordAction` and `actionOf` over a driver, inside the store's `open` guard.
  *
  * @example
@@ -67,16 +96,8 @@ export function actionCalls(
             fieldPrefix: 'decisionId',
           })
         }
-        const parsed = recordSchema.safeParse(action)
-        if (!parsed.success) {
-          throw PusharyStoreError.fromZod(parsed.error, {
-            operation: 'recordAction',
-            code: 'invalid_argument',
-            fieldPrefix: 'action',
-          })
-        }
-        const value: ReviewAction = { ...parsed.data, at: now().toISOString() }
-        if (!(await driver.updateAction(id.data, JSON.stringify(value)))) {
+        const value = storedActionOf('recordAction', action, now())
+        if (!(await driver.updateAction(id.data, value))) {
           throw new PusharyStoreError({
             code: 'not_found',
             operation: 'recordAction',

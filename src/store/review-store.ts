@@ -65,8 +65,17 @@ export interface PusharyReviewStore {
    * `reason`, when given, is kept on the claim's history entry (e.g. why a multi-item parent is claimed).
    */
   claim(decisionId: string, runId: string, reason?: string): Promise<ReviewClaimResult>
-  /** Records the resume's outcome; only from `resuming`, else `PusharyStoreError('not_claimed')`. */
-  finish(decisionId: string, state: ReviewFinishState, reason?: string): Promise<void>
+  /**
+   * Records the resume's outcome; only from `resuming`, else
+   * `PusharyStoreError('not_claimed')`. `action`, when given, is the action
+   * outcome (`recordAction`) written in the same commit, only if the review moved.
+   */
+  finish(
+    decisionId: string,
+    state: ReviewFinishState,
+    reason?: string,
+    action?: { outcome: PusharyActionOutcome; reason: string },
+  ): Promise<void>
   /** Operator recovery of an `uncertain` or crash-left `resuming` review; the reason is required. */
   recover(decisionId: string, outcome: ReviewRecoveryOutcome, reason: string): Promise<void>
   /**

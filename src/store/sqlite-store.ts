@@ -146,6 +146,9 @@ function writeTransaction(tx: Transaction): ReviewWriteTransaction {
         [row.decisionId, row.from, row.to, row.event, row.reason, row.at],
       )
     },
+    async setAction(decisionId, action) {
+      await run('UPDATE pushary_reviews SET action = ? WHERE decision_id = ?', [action, decisionId])
+    },
     async clock() {
       const result = await run(`SELECT ${SQLITE_NOW} AS now`, [])
       return String(result.rows[0]?.now)

@@ -98,6 +98,35 @@ export function sqliteOneStatementWrites(
         throw toConflict(error)
       }
     })
+  /**
+   * The transition and the action outcome in one transaction (one commit):
+   * the action is set only when the transition inserted its row (`changes()`
+   * is the row count of the statement before it, triggers excluded).
+   */
+  const insertedWithAction = (
+    operation: string,
+    sql: string,
+    args: (string | null)[],
+    action: string,
+    decisionId: string,
+  ) =>
+    statement(operation, async (db) => {
+      try {
+        const [moved] = await db.batch(
+          [
+            { sql, args },
+            {
+              sql: 'UPDATE pushary_reviews SET action = ? WHERE decision_id = ? AND changes() = 1',
+              args: [action, decisionId],
+            },
+          ],
+          'write',
+        )
+        return moved?.rows.length === 1 ? String(moved.rows[0]?.at) : null
+      } catch (error) {
+        throw toConflict(error)
+      }
+    })
   return {
     async claimInOneStatement(claim: ClaimStatement) {
       const { from, to, reason, decisionId, runId } = claim
@@ -117,7 +146,10 @@ export function sqliteOneStatementWrites(
       for (const { from } of move.moves) args.push(from)
       if (move.since !== undefined) args.push(move.since)
       const sql = transitionStatement(move.moves.length, move.since !== undefined)
-      const at = await inserted(move.operation, sql, args)
+      const at =
+        move.action === undefined
+          ? await inserted(move.operation, sql, args)
+          : await insertedWithAction(move.operation, sql, args, move.action, move.decisionId)
       if (at !== null) return { moved: true as const, at }
       const row = await selectReview(move.decisionId)
       return row === null ? null : { moved: false as const, state: row.state }

@@ -15,7 +15,7 @@ import {
 } from '../machines/review-lifecycle.js'
 import { idSchema } from '../pushary/identity.js'
 import { forgetClaimTime, rememberClaimTime } from './claim-times.js'
-import { actionCalls } from './review-actions.js'
+import { actionCalls, storedActionOf } from './review-actions.js'
 import { permitCalls } from './review-permits.js'
 import { pusharyReviewSchema, reviewReceiptSchema, reviewStateSchema } from './review-schema.js'
 import { statsCalls } from './review-stats.js'
@@ -164,11 +164,21 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
     decisionId: string,
     event: ReviewEventType,
     reason: string | null,
+    action?: string,
   ): Promise<void> {
     const oneStatement = driver.transitionInOneStatement
     if (oneStatement !== undefined) {
       const at = timestamp()
-      const result = await oneStatement({ operation, decisionId, moves: MOVES[event], event, reason, at })
+      const moves = MOVES[event]
+      const result = await oneStatement({
+        operation,
+        decisionId,
+        moves,
+        event,
+        reason,
+        at,
+        ...(action === undefined ? {} : { action }),
+      })
       if (result === null) throw notFound(operation, decisionId)
       if (!result.moved) throw refused(operation, decisionId, result.state, event)
       return
@@ -183,6 +193,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         throw refused(operation, decisionId, from, event)
       }
       await tx.appendTransition({ decisionId, from, to, event, reason, at })
+      if (action !== undefined) await tx.setAction(decisionId, action)
     })
   }
 
@@ -281,13 +292,14 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         }
       }),
 
-    finish: (decisionId, state, reason) =>
+    finish: (decisionId, state, reason, action) =>
       open('finish', async () => {
         const id = checked(idSchema, decisionId, 'finish', 'decisionId')
         const target = checked(finishStateSchema, state, 'finish', 'state')
         const why = checked(optionalTextSchema, reason, 'finish', 'reason')
+        const stored = action === undefined ? undefined : storedActionOf('finish', action, now())
         forgetClaimTime(store, id)
-        await transition('finish', id, FINISH_EVENTS[target], why ?? null)
+        await transition('finish', id, FINISH_EVENTS[target], why ?? null, stored)
       }),
 
     recover: (decisionId, outcome, reason) =>

@@ -28,6 +28,8 @@ export interface ReviewWriteTransaction {
     at: string,
   ): Promise<boolean>
   appendTransition(row: StoredTransitionRow): Promise<void>
+  /** Sets the review's action outcome (a serialized `ReviewAction`). */
+  setAction(decisionId: string, action: string): Promise<void>
   /**
    * The database's own clock now, as an ISO time in UTC with milliseconds.
    * Lease times (claim, keepAlive, reclaim) are read from it, never from a
@@ -113,6 +115,11 @@ export interface TransitionStatement {
   readonly at: string | null
   /** When set, the row moves only if its `state_changed_at` is exactly this (a lease takeover). */
   readonly since?: string
+  /**
+   * The action outcome (a serialized `ReviewAction`) written with the move,
+   * in the same commit, only when the row moved.
+   */
+  readonly action?: string
 }
 
 /**

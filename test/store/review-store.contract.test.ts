@@ -437,6 +437,38 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect((await store.get(review.decisionId))?.state).toBe('resuming')
     })
 
+    it('writes the action outcome with the ending it explains, never onto a review the finish did not move', async () => {
+      const review = agentReview()
+      await store.save(review)
+      const ran = { outcome: 'ran' as const, reason: 'the refund ran' }
+      expect((await storeError(store.finish(review.decisionId, 'completed', undefined, ran))).code).toBe(
+        'not_claimed',
+      )
+      expect(await store.actionOf(review.decisionId)).toBeNull()
+      await store.claim(review.decisionId, review.runId)
+      await store.finish(review.decisionId, 'completed', undefined, ran)
+      expect((await store.get(review.decisionId))?.state).toBe('completed')
+      expect(await store.actionOf(review.decisionId)).toMatchObject(ran)
+      const late = { outcome: 'unknown' as const, reason: 'a late second ending' }
+      expect((await storeError(store.finish(review.decisionId, 'uncertain', 'late', late))).code).toBe(
+        'not_claimed',
+      )
+      expect(await store.actionOf(review.decisionId)).toMatchObject(ran)
+    })
+
+    it('refuses a malformed action outcome naming the field, before writing the ending', async () => {
+      const review = agentReview()
+      await store.save(review)
+      await store.claim(review.decisionId, review.runId)
+      const bad = { outcome: 'probably' as never, reason: 'guessing' }
+      expect(await storeError(store.finish(review.decisionId, 'completed', undefined, bad))).toEqual({
+        code: 'invalid_argument',
+        field: 'action.outcome',
+      })
+      expect((await store.get(review.decisionId))?.state).toBe('resuming')
+      expect(await store.actionOf(review.decisionId)).toBeNull()
+    })
+
     it("records every transition with its reason, the injected time, and a claim at the store's own clock", async () => {
       const advance = clock('2030-01-01T00:00:00.000Z')
       const timed = harness.open({ now: () => new Date(advance()) })
