@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import * as entry from '../../src/index.js'
 import * as testingEntry from '../../src/testing/index.js'
 
-const MAX_RUNTIME_EXPORTS = 47
+const MAX_RUNTIME_EXPORTS = 48
 
 const RUNTIME_EXPORTS = [
   'PusharyAbortError',
@@ -57,6 +57,7 @@ const RUNTIME_EXPORTS = [
   'resumePusharyAgentReview',
   'reviewLifecycleMachine',
   'withPusharyPermit',
+  'readPusharyReviewStats',
 ]
 
 describe('the public entry', () => {
