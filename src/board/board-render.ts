@@ -223,8 +223,9 @@ export function renderReviewPage(page: PageContext, view: ReviewView): SafeHtml 
     html`<p><a href="${page.base}">← All reviews</a></p>
 ${view.notice ? html`<p class="notice${view.notice.refused ? ' refused' : ''}" role="${view.notice.refused ? 'alert' : 'status'}">${visibleText(view.notice.text)}</p>` : ''}
 <h2>Review <code>${visibleText(review.decisionId)}</code></h2>
-<div class="grid"><div><div class="card"><h2>Binding</h2>${facts}</div><div class="card"><h2>History</h2>${timeline(view.history)}</div></div>
-<div><div class="card"><h2>Lifecycle</h2>${renderLifecycleDiagram({ current: review.state, history: view.history })}</div>${recoverForm(page, review)}</div></div>`,
+<div class="grid"><div class="card"><h2>Binding</h2>${facts}</div><div class="card"><h2>History</h2>${timeline(view.history)}</div></div>
+<div class="card"><h2>Lifecycle</h2>${renderLifecycleDiagram({ current: review.state, history: view.history })}</div>
+${recoverForm(page, review)}`,
   )
 }
 

@@ -47,7 +47,8 @@ ol.timeline li{position:relative;margin:0 0 12px;padding-left:8px}
 ol.timeline li::before{content:"";position:absolute;left:-21px;top:5px;width:10px;height:10px;border-radius:50%;background:var(--card);border:2px solid var(--accent)}
 ol.timeline li:last-child::before{background:var(--accent)}
 ol.timeline time{font-size:12px;color:var(--muted);display:block}
-figure.lifecycle{margin:0;overflow-x:auto}
+figure.lifecycle{margin:0;overflow-x:auto;display:flex;flex-wrap:wrap;gap:8px 24px;align-items:center}
+figure.lifecycle figcaption{flex-basis:100%}
 figure.lifecycle svg{max-width:100%;height:auto;display:block}
 figure.lifecycle figcaption{font-size:13px;color:var(--muted);margin-top:6px}
 .lifecycle .state rect{fill:var(--card);stroke:var(--line);stroke-width:1.5}
@@ -63,6 +64,8 @@ figure.lifecycle figcaption{font-size:13px;color:var(--muted);margin-top:6px}
 .lifecycle .edge.taken text{fill:var(--accent);font-weight:700}
 .lifecycle .arrowhead{fill:var(--muted)}.lifecycle .arrowhead.taken{fill:var(--accent)}
 .lifecycle .initial{fill:var(--fg)}
+ul.transitions{flex:1 1 320px;font-size:12px;color:var(--muted);margin:0;padding-left:16px}
+ul.transitions li.taken{color:var(--accent);font-weight:700}
 .notice{border-left:4px solid var(--accent);background:var(--accent-bg);padding:10px 14px;border-radius:4px;margin-bottom:16px}
 .notice.refused{border-color:var(--uncertain)}
 fieldset.outcomes{border:0;padding:0;margin:0 0 10px}

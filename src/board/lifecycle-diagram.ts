@@ -71,8 +71,10 @@ export function lifecycleGraph(mermaid: string = reviewLifecycleMermaid()): Life
 const BOX_W = 132
 const BOX_H = 40
 const COL_W = 250
-const ROW_H = 96
+const ROW_H = 100
 const PAD = 24
+/** Room above and below the boxes for the arcs of edges that skip a column. */
+const ARC_ROOM = 70
 
 interface Point {
   readonly x: number
@@ -97,12 +99,26 @@ function layout(graph: LifecycleGraph): Map<string, Point> {
     const column = depth.get(key) ?? 0
     columns.set(column, [...(columns.get(column) ?? []), key])
   }
+  // The state joined to most others of its column goes in the middle, so those edges stay short.
+  for (const [column, keys] of columns) {
+    const inColumn = (key: string) =>
+      graph.edges.filter(
+        (e) => (e.from === key && keys.includes(e.to)) || (e.to === key && keys.includes(e.from)),
+      ).length
+    const hub = [...keys].sort((a, b) => inColumn(b) - inColumn(a))[0] as string
+    const rest = keys.filter((key) => key !== hub)
+    columns.set(column, [
+      ...rest.slice(0, Math.floor(rest.length / 2)),
+      hub,
+      ...rest.slice(Math.floor(rest.length / 2)),
+    ])
+  }
   const rows = Math.max(...[...columns.values()].map((keys) => keys.length))
   const points = new Map<string, Point>()
   for (const [column, keys] of columns) {
     const offset = ((rows - keys.length) * ROW_H) / 2
     keys.forEach((key, row) => {
-      points.set(key, { x: PAD + 60 + column * COL_W, y: PAD + 28 + offset + row * ROW_H })
+      points.set(key, { x: PAD + 60 + column * COL_W, y: PAD + ARC_ROOM + offset + row * ROW_H })
     })
   }
   return points
@@ -125,7 +141,12 @@ function round(value: number): number {
   return Math.round(value * 10) / 10
 }
 
-function edgePath(edge: Edge, points: Map<string, Point>, bent: boolean): { d: string; label: Point } {
+function edgePath(
+  edge: Edge,
+  points: Map<string, Point>,
+  bent: boolean,
+  centreY: number,
+): { d: string; label: Point } {
   const a = points.get(edge.from) as Point
   const b = points.get(edge.to) as Point
   if (edge.from === edge.to) {
@@ -137,11 +158,17 @@ function edgePath(edge: Edge, points: Map<string, Point>, bent: boolean): { d: s
   const end = boxExit(b, a)
   const mx = (start.x + end.x) / 2
   const my = (start.y + end.y) / 2
-  // Two states joined both ways, or in one column, get a curve so neither arrow hides the other.
-  const bend = bent ? 34 : 0
   const length = Math.hypot(end.x - start.x, end.y - start.y) || 1
-  const cx = mx + (-(end.y - start.y) / length) * bend
-  const cy = my + ((end.x - start.x) / length) * bend
+  let cx = mx
+  let cy = my
+  if (Math.abs(b.x - a.x) > COL_W) {
+    // An edge that skips a column arcs around the boxes between, away from the middle.
+    cy = my + (my > centreY + 1 ? 1 : -1) * (Math.abs(my - centreY) + ARC_ROOM * 1.6)
+  } else if (bent) {
+    // Two states joined both ways, or in one column: a curve, so neither arrow hides the other.
+    cx = mx + (-(end.y - start.y) / length) * 30
+    cy = my + ((end.x - start.x) / length) * 30
+  }
   const d = `M ${round(start.x)} ${round(start.y)} Q ${round(cx)} ${round(cy)} ${round(end.x)} ${round(end.y)}`
   return { d, label: { x: (mx + cx) / 2, y: (my + cy) / 2 } }
 }
@@ -165,19 +192,26 @@ export function renderLifecycleDiagram(options: {
   const taken = new Set(
     options.history.filter((entry) => entry.from !== null).map((entry) => `${entry.from}>${entry.to}`),
   )
+  const takenEvents = new Set(
+    options.history
+      .filter((entry) => entry.from !== null)
+      .map((entry) => `${entry.from}>${entry.to}>${entry.event}`),
+  )
   const keys = new Set(graph.edges.map((edge) => `${edge.from}>${edge.to}`))
   const width = PAD * 2 + 60 + Math.max(...[...points.values()].map((p) => p.x)) + BOX_W - PAD
-  const height = PAD * 2 + Math.max(...[...points.values()].map((p) => p.y)) + BOX_H
+  const height = Math.max(...[...points.values()].map((p) => p.y)) + BOX_H + ARC_ROOM + PAD
   const start = points.get(graph.initial) as Point
+  const centreY = start.y + BOX_H / 2
   const edges = graph.edges.map((edge) => {
     const a = points.get(edge.from) as Point
     const b = points.get(edge.to) as Point
     const bent = keys.has(`${edge.to}>${edge.from}`) || a.x === b.x
-    const { d, label } = edgePath(edge, points, bent)
+    const { d, label } = edgePath(edge, points, bent, centreY)
     const isTaken = taken.has(`${edge.from}>${edge.to}`)
-    const lines = edge.events.map(
+    const shown = edge.events.filter((event) => takenEvents.has(`${edge.from}>${edge.to}>${event}`))
+    const lines = shown.map(
       (event, index) =>
-        html`<tspan x="${round(label.x)}" dy="${index === 0 ? -((edge.events.length - 1) * 11) / 2 : 11}">${event}</tspan>`,
+        html`<tspan x="${round(label.x)}" dy="${index === 0 ? -((shown.length - 1) * 11) / 2 : 11}">${event}</tspan>`,
     )
     return html`<g class="edge${isTaken ? ' taken' : ''}" data-edge="${edge.from}>${edge.to}"><path d="${d}" marker-end="url(#arrow${isTaken ? '-taken' : ''})"/><text x="${round(label.x)}" y="${round(label.y)}">${lines}</text></g>`
   })
@@ -194,5 +228,9 @@ export function renderLifecycleDiagram(options: {
       .join(' ')
     return html`<g class="${classes}" data-state="${key}"${isCurrent ? html` aria-current="true"` : ''}><rect x="${p.x}" y="${p.y}" width="${BOX_W}" height="${BOX_H}" rx="${final ? 4 : 12}"/>${final ? html`<rect class="inner" x="${p.x + 3}" y="${p.y + 3}" width="${BOX_W - 6}" height="${BOX_H - 6}" rx="2"/>` : ''}<text x="${p.x + BOX_W / 2}" y="${p.y + BOX_H / 2 + 5}">${isCurrent ? `▶ ${key}` : key}</text></g>`
   })
-  return html`<figure class="lifecycle"><svg viewBox="0 0 ${round(width)} ${round(height)}" width="${round(width)}" height="${round(height)}" role="img" aria-labelledby="lifecycle-title"><title id="lifecycle-title">Review lifecycle; this review is ${options.current}</title><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead"/></marker><marker id="arrow-taken" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead taken"/></marker></defs><circle class="initial" cx="${PAD + 8}" cy="${start.y + BOX_H / 2}" r="7"/><path class="edge-line" d="M ${PAD + 15} ${start.y + BOX_H / 2} L ${start.x} ${start.y + BOX_H / 2}" marker-end="url(#arrow)"/>${edges}${states}</svg><figcaption>Current state: <strong>${options.current}</strong>. Bold arrows are the transitions this review took; outlined states are those it passed through. Drawn from the lifecycle machine.</figcaption></figure>`
+  const list = graph.edges.map((edge) => {
+    const isTaken = taken.has(`${edge.from}>${edge.to}`)
+    return html`<li${isTaken ? html` class="taken"` : ''}>${edge.from} → ${edge.to}: ${edge.events.join(', ')}${isTaken ? ' (taken)' : ''}</li>`
+  })
+  return html`<figure class="lifecycle"><svg viewBox="0 0 ${round(width)} ${round(height)}" width="${round(width)}" height="${round(height)}" role="img" aria-labelledby="lifecycle-title"><title id="lifecycle-title">Review lifecycle; this review is ${options.current}</title><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead"/></marker><marker id="arrow-taken" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead taken"/></marker></defs><circle class="initial" cx="${PAD + 8}" cy="${start.y + BOX_H / 2}" r="7"/><path class="edge-line" d="M ${PAD + 15} ${start.y + BOX_H / 2} L ${start.x} ${start.y + BOX_H / 2}" marker-end="url(#arrow)"/>${edges}${states}</svg><ul class="transitions" aria-label="Every transition of the lifecycle">${list}</ul><figcaption>Current state: <strong>${options.current}</strong>. Bold arrows are the transitions this review took; outlined states are those it passed through. Drawn from the lifecycle machine.</figcaption></figure>`
 }
