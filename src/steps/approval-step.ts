@@ -259,8 +259,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       const context = workflowBindingContext(binding)
       const delivery = { ...options, ...input.delivery }
 
-      // Checked before asking: a bad PUSHARY_TRACE_CUSTOMER is refused before anyone is asked.
-      const tracing = askTracing(tracingContext)
+      const tracing = askTracing(tracingContext) // refuses a bad PUSHARY_TRACE_CUSTOMER before asking
       const askedAt = new Date()
       const fallback = fallbackOf(onFallback, requestContext)
       const path = await deliveryPath(client, externalId, fallback)
