@@ -132,6 +132,15 @@ export type { PusharyDevServerErrorCode } from './server/dev-server-error.js'
 export type { CallbackDelivery, CallbackRetryOptions } from './server/callbacks-outbox.js'
 export type { PolicyFile, PolicyRule } from './server/policy.js'
 
+// Review board (src/board): the operator's page, mounted like the callback route.
+// Its routes (and Hono) load on the first request.
+export { createPusharyReviewBoard } from './board/review-board.js'
+export type {
+  PusharyBoardLogger,
+  PusharyReviewBoard,
+  PusharyReviewBoardOptions,
+} from './board/review-board.js'
+
 // Approval steps and the gate (src/steps)
 export { pusharyApprovalStep } from './steps/approval-step.js'
 export type {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import * as entry from '../../src/index.js'
 import * as testingEntry from '../../src/testing/index.js'
 
-const MAX_RUNTIME_EXPORTS = 48
+const MAX_RUNTIME_EXPORTS = 49
 
 const RUNTIME_EXPORTS = [
   'PusharyAbortError',
@@ -30,6 +30,7 @@ const RUNTIME_EXPORTS = [
   'createPusharyClient',
   'createPusharyDeferredAskTool',
   'createPusharyDevServer',
+  'createPusharyReviewBoard',
   'createPusharyDispatcher',
   'createSqliteReviewStore',
   'isApproved',
