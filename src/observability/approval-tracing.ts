@@ -18,10 +18,8 @@ export interface AskSpanDetails {
   questionType: string
   risk?: string | undefined
   externalId: string
-  /** `push` to a device or `fallback` (an approval link handed to `onFallback`). */
+  /** `push` to a device or `fallback` (an approval link handed to `onFallback`; never the link itself). */
   delivery: 'push' | 'fallback'
-  /** Whether a fallback approval link was issued (never the link itself: whoever holds it can answer). */
-  fallbackLink: boolean
 }
 
 /** A live, exported span of the step that is asking, and the customer mode, when Mastra traces it. */
@@ -69,7 +67,7 @@ export function approvalMetadata(
  * reference the step keeps in its suspend payload for the resume's spans.
  *
  * @example
- * const trace = recordAskSpan(tracing, askedAt, { decisionId, questionType: 'confirm', externalId, delivery: 'push', fallbackLink: false })
+ * const trace = recordAskSpan(tracing, askedAt, { decisionId, questionType: 'confirm', externalId, delivery: 'push' })
  */
 export function recordAskSpan(tracing: AskTracing, askedAt: Date, details: AskSpanDetails): PusharyTraceRef {
   const ask = tracing.span.createChildSpan({
@@ -79,7 +77,7 @@ export function recordAskSpan(tracing: AskTracing, askedAt: Date, details: AskSp
     metadata: {
       ...approvalMetadata(details, tracing.customer),
       'pushary.delivery': details.delivery,
-      'pushary.fallbackLink': details.fallbackLink,
+      'pushary.fallbackLink': details.delivery === 'fallback',
       'pushary.outcome': 'asked',
     },
   })

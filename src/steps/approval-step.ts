@@ -350,7 +350,6 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
           risk: input.subject?.presentation?.risk,
           externalId,
           delivery: path,
-          fallbackLink: path === 'fallback',
         })
       return suspend(
         {
