@@ -16,7 +16,7 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import { idSchema } from '../pushary/identity.js'
 import { answerPusharyQuestion, type PusharyAnswer } from '../pushary/question.js'
 import { type ActionEnding, finishWithOutcome } from '../resume/action-evidence.js'
-import { noteVerifiedAnswer } from '../resume/answer-notes.js'
+import { claimNotingAnswer, logVerifiedAnswer } from '../resume/answer-notes.js'
 import { DEFAULT_CLAIM_LEASE_MS, hasClaimLease, whileHoldingClaim } from '../resume/claim-lease.js'
 import { storedStateResult } from '../resume/review-status.js'
 import { readReviewedDecision } from '../steps/decision-expiry.js'
@@ -155,9 +155,8 @@ export async function resumeAgentReview<TOutput = unknown>(
     return { status: 'invalid_answer', decisionId, reason: message(error) }
   }
   const mastra = mastraOf(input)
-  await noteVerifiedAnswer({
+  const answeredAt = logVerifiedAnswer({
     mastra,
-    store: input.store,
     decisionId,
     runId: review.runId,
     decision,
@@ -210,7 +209,7 @@ export async function resumeAgentReview<TOutput = unknown>(
   const before = await reviewRunState(mastra, review, operation)
 
   const spans = await agentResumeSpans(mastra, review, decision, answer)
-  const claim = await input.store.claim(decisionId, review.runId)
+  const claim = await claimNotingAnswer(input.store, decisionId, review.runId, answeredAt)
   spans.claimed(claim)
   if (claim !== 'claimed') return spans.ended(await claimRefused(input.store, review, claim))
 

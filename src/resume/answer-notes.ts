@@ -1,12 +1,12 @@
 /**
- * What a resume notes when it has read a verified answer: the answer time in
- * the review store (for the operator's numbers: answered-to-resumed latency,
- * answered reviews not yet resumed) and the `answered` info line. Neither may
- * fail a resume: a note that cannot be written is logged and the resume goes on.
+ * What a resume notes when it has read a verified answer: the `answered` info
+ * line, and the answer time (for the operator's numbers: answered-to-resumed
+ * latency, answered reviews not yet resumed), written with the claim in the
+ * same commit rather than as a write of its own on every resume.
  */
 import type { Mastra } from '@mastra/core/mastra'
 import { logAnswered } from '../steps/approval-log.js'
-import type { PusharyReviewStore } from '../store/review-store.js'
+import type { PusharyReviewStore, ReviewClaimResult } from '../store/review-store.js'
 
 /** The part of a decision read here. */
 interface ReadDecision {
@@ -28,45 +28,49 @@ function answerTime(decision: ReadDecision, now: Date): string {
 }
 
 /**
- * Notes a verified, settled answer: the answer time in the store (the first
- * one is kept) and one `answered` line through the Mastra logger.
+ * Logs a verified, settled answer (one `answered` line through the Mastra
+ * logger) and returns its answer time, which the resume notes in the store
+ * with its claim ({@link claimNotingAnswer}): one commit, not a write of its own.
  *
  * @example
- * await noteVerifiedAnswer({ mastra, store, decisionId, runId, decision, approved: answer.approved, target: 'workflow-step', now: new Date() })
+ * const answeredAt = logVerifiedAnswer({ mastra, decisionId, runId, decision, approved: answer.approved, target: 'agent', now: new Date() })
  */
-export async function noteVerifiedAnswer(input: {
+export function logVerifiedAnswer(input: {
   mastra: Mastra | undefined
-  /** The review store; an agent review store without `recordAnswered` (your own table) gets no note. */
-  store: object
   decisionId: string
   runId: string
   decision: ReadDecision
   approved: boolean | null
   target: 'workflow-step' | 'agent'
   now: Date
-}): Promise<void> {
-  const { mastra, decisionId } = input
-  logAnswered(mastra, {
-    decisionId,
+}): string {
+  logAnswered(input.mastra, {
+    decisionId: input.decisionId,
     runId: input.runId,
     status: input.decision.status,
     approved: input.approved,
     target: input.target,
   })
-  // A store without the note (an agent review store of your own) is not an error.
-  const store = input.store as Partial<Pick<PusharyReviewStore, 'recordAnswered'>>
-  if (typeof store.recordAnswered !== 'function') return
-  try {
-    await store.recordAnswered(decisionId, answerTime(input.decision, input.now))
-  } catch (error) {
-    try {
-      mastra
-        ?.getLogger()
-        ?.warn(
-          `[pushary] could not note the answer time of ${decisionId} for the review numbers (the resume goes on): ${error instanceof Error ? error.message : String(error)}`,
-        )
-    } catch {
-      // A logger that throws must not fail the resume.
-    }
+  return answerTime(input.decision, input.now)
+}
+
+/**
+ * Claims the review with its answer time noted in the same commit. A store
+ * of your own (the four-operation agent review store) is claimed plainly.
+ *
+ * @example
+ * const claim = await claimNotingAnswer(store, review.decisionId, review.runId, answeredAt)
+ */
+export function claimNotingAnswer(
+  store:
+    | Pick<PusharyReviewStore, 'claim'>
+    | { claim(decisionId: string, runId: string): Promise<ReviewClaimResult> },
+  decisionId: string,
+  runId: string,
+  answeredAt: string,
+): Promise<ReviewClaimResult> {
+  if (typeof (store as Partial<PusharyReviewStore>).recordAnswered !== 'function') {
+    return store.claim(decisionId, runId)
   }
+  return (store as PusharyReviewStore).claim(decisionId, runId, undefined, { answeredAt })
 }

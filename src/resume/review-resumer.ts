@@ -7,6 +7,7 @@ import { type ResumeSpans, startResumeSpans } from '../observability/resume-span
 import { traceRefOf } from '../observability/trace-ref.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import { claimNotingAnswer } from './answer-notes.js'
 import { whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { attemptResume } from './resume-guard.js'
@@ -100,7 +101,7 @@ async function claimAndResume(
   if (['running', 'pending', 'waiting'].includes(snapshot.status)) {
     return { status: 'not_suspended_yet', decisionId, runStatus: snapshot.status }
   }
-  const claim = await context.store.claim(decisionId, review.runId)
+  const claim = await claimNotingAnswer(context.store, decisionId, review.runId, verified.answeredAt)
   spans.claimed(claim)
   switch (claim) {
     case 'busy':

@@ -9,7 +9,7 @@ import type { PusharyApprovalResume } from '../steps/approval-schemas.js'
 import { readReviewedDecision } from '../steps/decision-expiry.js'
 import { checkWorkflowDecision } from '../steps/workflow-binding.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
-import { noteVerifiedAnswer } from './answer-notes.js'
+import { logVerifiedAnswer } from './answer-notes.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { errorMessage } from './resume-error.js'
 import type { DispatchContext } from './review-kinds.js'
@@ -19,6 +19,8 @@ export interface VerifiedAnswer {
   answer: PusharyAnswer
   resumeData: PusharyApprovalResume
   decision: Decision
+  /** When the decision was answered (the service's time, else when it was read), noted with the claim. */
+  answeredAt: string
 }
 
 function toResumeData(decision: Decision): PusharyApprovalResume {
@@ -50,9 +52,8 @@ export async function verifiedAnswer(
   } catch (error) {
     return { status: 'invalid_answer', decisionId, reason: errorMessage(error) }
   }
-  await noteVerifiedAnswer({
+  const answeredAt = logVerifiedAnswer({
     mastra: context.mastra,
-    store: context.store,
     decisionId,
     runId: review.runId,
     decision,
@@ -60,5 +61,5 @@ export async function verifiedAnswer(
     target: 'workflow-step',
     now: context.options.now?.() ?? new Date(),
   })
-  return { answer, resumeData, decision }
+  return { answer, resumeData, decision, answeredAt }
 }

@@ -96,13 +96,15 @@ export function migration(s: string): string[] {
  * claim moves it; two claims of different reviews in one run that both pass
  * the NOT EXISTS meet at the partial unique index, which makes the second
  * wait and then fail (23505, reported `busy`). The history row is written by
- * the same statement, so it exists exactly when the state moved.
+ * the same statement, so it exists exactly when the state moved. `$6` is the
+ * answer time the claimer read (or null); the first one noted is kept.
  */
 export function claimStatement(s: string): string {
   return `WITH target AS (
       SELECT run_id, state FROM ${s}.pushary_reviews WHERE decision_id = $1
     ), claimed AS (
-      UPDATE ${s}.pushary_reviews SET state = $4, reason = $5, state_changed_at = ${PG_NOW}
+      UPDATE ${s}.pushary_reviews SET state = $4, reason = $5, state_changed_at = ${PG_NOW},
+        answered_at = coalesce(answered_at, $6::text)
       WHERE decision_id = $1 AND run_id = $2 AND state = $3
         AND NOT EXISTS (SELECT 1 FROM ${s}.pushary_reviews WHERE run_id = $2 AND state IN ${ACTIVE})
       RETURNING decision_id, state_changed_at

@@ -168,6 +168,12 @@ function writeTransaction(client: PusharyPgPoolClient, s: string): ReviewWriteTr
         [row.decisionId, row.from, row.to, row.event, row.reason, row.at],
       )
     },
+    async noteAnswered(decisionId, answeredAt) {
+      await client.query(
+        `UPDATE ${s}.pushary_reviews SET answered_at = coalesce(answered_at, $1) WHERE decision_id = $2`,
+        [answeredAt, decisionId],
+      )
+    },
     async setAction(decisionId, action) {
       await client.query(`UPDATE ${s}.pushary_reviews SET action = $1 WHERE decision_id = $2`, [
         action,
@@ -281,7 +287,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
           return await pooled.query({
             name: claimName,
             text: claimSql,
-            values: [claim.decisionId, claim.runId, claim.from, claim.to, claim.reason],
+            values: [claim.decisionId, claim.runId, claim.from, claim.to, claim.reason, claim.answeredAt],
           })
         } catch (error) {
           if (sqlState(error) === '23505') {

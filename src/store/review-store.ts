@@ -63,8 +63,16 @@ export interface PusharyReviewStore {
   /**
    * Atomically moves `pending` to `resuming` for exactly one caller; resumes of one run are serialized.
    * `reason`, when given, is kept on the claim's history entry (e.g. why a multi-item parent is claimed).
+   * `note.answeredAt` (ISO time), when given, is when the decision was answered, noted in the same
+   * commit when the claim moves the review (the first time noted is kept; `recordAnswered` is the same
+   * note for a resume that never claims).
    */
-  claim(decisionId: string, runId: string, reason?: string): Promise<ReviewClaimResult>
+  claim(
+    decisionId: string,
+    runId: string,
+    reason?: string,
+    note?: { readonly answeredAt?: string },
+  ): Promise<ReviewClaimResult>
   /**
    * Records the resume's outcome; only from `resuming`, else
    * `PusharyStoreError('not_claimed')`. `action`, when given, is the action

@@ -149,6 +149,12 @@ function writeTransaction(tx: Transaction): ReviewWriteTransaction {
     async setAction(decisionId, action) {
       await run('UPDATE pushary_reviews SET action = ? WHERE decision_id = ?', [action, decisionId])
     },
+    async noteAnswered(decisionId, answeredAt) {
+      await run('UPDATE pushary_reviews SET answered_at = coalesce(answered_at, ?) WHERE decision_id = ?', [
+        answeredAt,
+        decisionId,
+      ])
+    },
     async clock() {
       const result = await run(`SELECT ${SQLITE_NOW} AS now`, [])
       return String(result.rows[0]?.now)

@@ -53,6 +53,13 @@ const CLAIM_SQL = `${INSERT_TRANSITION}
 // compare-and-set on its time fails.
 const LATER_THAN_SINCE = `max(${SQLITE_NOW}, strftime('%Y-%m-%dT%H:%M:%fZ', ?, '+0.001 seconds'))`
 
+/** The action outcome set with a transition that moved (see `insertedThen`). */
+const SET_ACTION_SQL = 'UPDATE pushary_reviews SET action = ? WHERE decision_id = ? AND changes() = 1'
+
+/** The answer time noted with a claim that moved; the first time noted is kept. */
+const NOTE_ANSWERED_SQL =
+  'UPDATE pushary_reviews SET answered_at = coalesce(answered_at, ?) WHERE decision_id = ? AND changes() = 1'
+
 const transitionSql = new Map<string, string>()
 
 /** The transition statement for `moves` (one `WHEN` per from-state), built once per shape. */
@@ -99,26 +106,23 @@ export function sqliteOneStatementWrites(
       }
     })
   /**
-   * The transition and the action outcome in one transaction (one commit):
-   * the action is set only when the transition inserted its row (`changes()`
-   * is the row count of the statement before it, triggers excluded).
+   * A transition and one more update of its review in one transaction (one
+   * commit): the update applies only when the transition inserted its row
+   * (`changes()` is the row count of the statement before it, triggers excluded).
    */
-  const insertedWithAction = (
+  const insertedThen = (
     operation: string,
     sql: string,
     args: (string | null)[],
-    action: string,
-    decisionId: string,
+    then: string,
+    thenArgs: string[],
   ) =>
     statement(operation, async (db) => {
       try {
         const [moved] = await db.batch(
           [
             { sql, args },
-            {
-              sql: 'UPDATE pushary_reviews SET action = ? WHERE decision_id = ? AND changes() = 1',
-              args: [action, decisionId],
-            },
+            { sql: then, args: thenArgs },
           ],
           'write',
         )
@@ -129,9 +133,12 @@ export function sqliteOneStatementWrites(
     })
   return {
     async claimInOneStatement(claim: ClaimStatement) {
-      const { from, to, reason, decisionId, runId } = claim
+      const { from, to, reason, decisionId, runId, answeredAt } = claim
       const args = [from, to, reason, decisionId, runId, from, runId]
-      const at = await inserted('claim', CLAIM_SQL, args)
+      const at =
+        answeredAt === null
+          ? await inserted('claim', CLAIM_SQL, args)
+          : await insertedThen('claim', CLAIM_SQL, args, NOTE_ANSWERED_SQL, [answeredAt, decisionId])
       if (at !== null) return { runId, state: from, claimed: true as const, at }
       // Nothing moved: missing, another run's, settled, or held. A review
       // that was claimable and still is lost to the run's active review and
@@ -149,7 +156,7 @@ export function sqliteOneStatementWrites(
       const at =
         move.action === undefined
           ? await inserted(move.operation, sql, args)
-          : await insertedWithAction(move.operation, sql, args, move.action, move.decisionId)
+          : await insertedThen(move.operation, sql, args, SET_ACTION_SQL, [move.action, move.decisionId])
       if (at !== null) return { moved: true as const, at }
       const row = await selectReview(move.decisionId)
       return row === null ? null : { moved: false as const, state: row.state }

@@ -73,6 +73,7 @@ const optionalTextSchema = z.string().optional()
 const finishStateSchema = z.enum(['pending', 'completed', 'stale', 'uncertain'])
 const recoveryOutcomeSchema = z.enum(['completed', 'stale', 'pending'])
 const claimTimeSchema = z.iso.datetime()
+const optionalTimeSchema = z.iso.datetime().optional()
 const listLimitSchema = z.number().int().min(1).max(MAX_LIST_LIMIT)
 
 function checked<T>(schema: z.ZodType<T>, value: unknown, operation: string, field: string): T {
@@ -253,16 +254,23 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
         return row === null ? null : parseRow(row, 'get')
       }),
 
-    claim: (decisionId, runId, reason) =>
+    claim: (decisionId, runId, reason, note) =>
       open('claim', async () => {
         const id = checked(idSchema, decisionId, 'claim', 'decisionId')
         const run = checked(idSchema, runId, 'claim', 'runId')
         const why = checked(optionalIdSchema, reason, 'claim', 'reason') ?? null
+        const answeredAt = checked(optionalTimeSchema, note?.answeredAt, 'claim', 'note.answeredAt') ?? null
         try {
           const oneStatement = driver.claimInOneStatement
           const [claimable] = CLAIMABLE
           if (oneStatement !== undefined && claimable !== undefined && CLAIMABLE.length === 1) {
-            const row = await oneStatement({ decisionId: id, runId: run, ...claimable, reason: why })
+            const row = await oneStatement({
+              decisionId: id,
+              runId: run,
+              ...claimable,
+              reason: why,
+              answeredAt,
+            })
             refuseUnclaimable(id, run, row)
             if (row.claimed) {
               rememberClaimTime(store, id, row.at)
@@ -283,6 +291,7 @@ export function createReviewStore(driver: ReviewStoreDriver, now: () => Date): P
             const at = await tx.clock()
             if (!(await tx.setState(id, from, to, why, at))) return 'busy'
             await tx.appendTransition({ decisionId: id, from, to, event: 'CLAIM', reason: why, at })
+            if (answeredAt !== null) await tx.noteAnswered(id, answeredAt)
             rememberClaimTime(store, id, at)
             return 'claimed'
           })

@@ -30,6 +30,8 @@ export interface ReviewWriteTransaction {
   appendTransition(row: StoredTransitionRow): Promise<void>
   /** Sets the review's action outcome (a serialized `ReviewAction`). */
   setAction(decisionId: string, action: string): Promise<void>
+  /** Notes when the decision was answered, unless a time is already noted. */
+  noteAnswered(decisionId: string, answeredAt: string): Promise<void>
   /**
    * The database's own clock now, as an ISO time in UTC with milliseconds.
    * Lease times (claim, keepAlive, reclaim) are read from it, never from a
@@ -97,6 +99,11 @@ export interface ClaimStatement {
   readonly from: ReviewState
   readonly to: ReviewState
   readonly reason: string | null
+  /**
+   * When the decision was answered, noted with the claim (the first time
+   * noted is kept), in the same commit; `null` when the claimer has none.
+   */
+  readonly answeredAt: string | null
 }
 
 /** What {@link ReviewStoreDriver.transitionInOneStatement} writes. */

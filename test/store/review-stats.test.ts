@@ -38,8 +38,9 @@ describe.each(STORE_KINDS)('$name review store: the operator numbers', (kind) =>
         endMinute: number,
         state: 'completed' | 'stale' | 'uncertain',
       ) => {
-        if (answered !== null) await store.recordAnswered(review.decisionId, iso(answered))
-        expect(await store.claim(review.decisionId, review.runId)).toBe('claimed')
+        // The resume path notes the answer time with its claim (one commit).
+        const note = answered === null ? undefined : { answeredAt: iso(answered) }
+        expect(await store.claim(review.decisionId, review.runId, undefined, note)).toBe('claimed')
         clock = at(endMinute)
         await store.finish(review.decisionId, state, `ended ${state}`)
       }
@@ -133,7 +134,9 @@ describe.each(STORE_KINDS)('$name review store: the operator numbers', (kind) =>
       expect(early.pending.oldestAnsweredAgeMs).toBe(7 * 60_000)
       expect(early.misconfigured).toEqual({ count: 1, byGap: { agent: 1 } })
       // Claimed and released (nothing ran): pending again, the old gap no longer counts.
-      expect(await store.claim(review.decisionId, review.runId)).toBe('claimed')
+      // The claim's own answer time does not replace the first one noted.
+      const claimNote = { answeredAt: iso(8) }
+      expect(await store.claim(review.decisionId, review.runId, undefined, claimNote)).toBe('claimed')
       clock = at(5)
       await store.finish(review.decisionId, 'pending', 'the step suspended again')
       const later = await readPusharyReviewStats(store, { now: at(10), since: at(0) })

@@ -437,6 +437,29 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       expect((await store.get(review.decisionId))?.state).toBe('resuming')
     })
 
+    it('notes the answer time with a claim that moved, keeps the first one, and refuses a malformed one before writing', async () => {
+      const review = agentReview()
+      await store.save(review)
+      expect(
+        await storeError(store.claim(review.decisionId, review.runId, undefined, { answeredAt: 'yesterday' })),
+      ).toEqual({ code: 'invalid_argument', field: 'note.answeredAt' })
+      expect((await store.get(review.decisionId))?.state).toBe('pending')
+      const now = new Date()
+      const window = { since: new Date(now.getTime() - 86_400_000).toISOString(), now: now.toISOString() }
+      const answeredPending = async () => (await store.stats(window)).pending.answered
+      const before = await answeredPending()
+      const first = new Date(now.getTime() - 60_000).toISOString()
+      expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt: first })).toBe('claimed')
+      await store.finish(review.decisionId, 'pending', 'released')
+      expect(await answeredPending()).toBe(before + 1)
+      const later = new Date(now.getTime() - 1_000).toISOString()
+      expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt: later })).toBe('claimed')
+      await store.finish(review.decisionId, 'completed')
+      // A claim that does not move the review notes nothing.
+      expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt: later })).toBe('settled')
+      expect(await answeredPending()).toBe(before)
+    })
+
     it('writes the action outcome with the ending it explains, never onto a review the finish did not move', async () => {
       const review = agentReview()
       await store.save(review)
