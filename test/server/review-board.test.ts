@@ -366,6 +366,29 @@ describe('mounting the board', () => {
     }
   })
 
+  it('runs the docs sample: the board mounted in Hono and node:http, behind the operator key', async () => {
+    process.env.README_SAMPLES_DIR = dir
+    process.env.PUSHARY_BOARD_KEY = KEY
+    const sample = await import('../readme/samples/review-board.js')
+    try {
+      expect((await sample.hono.request('/pushary/board/')).status).toBe(401)
+      await new Promise((resolve) =>
+        sample.server.listening ? resolve(null) : sample.server.once('listening', resolve),
+      )
+      const url = `http://127.0.0.1:${(sample.server.address() as AddressInfo).port}/pushary/board/login`
+      const signed = await fetch(url, {
+        method: 'POST',
+        body: new URLSearchParams({ key: KEY }),
+        redirect: 'manual',
+      })
+      expect(signed.status).toBe(303)
+      expect(signed.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/)
+    } finally {
+      await new Promise((resolve) => sample.server.close(resolve))
+      await sample.store.close()
+    }
+  })
+
   it('refuses to build a board without an operator key or a logger, naming the field', () => {
     const logger = { info() {}, warn() {}, error() {} }
     expect(() => createPusharyReviewBoard({ store, operatorKey: 'short', logger })).toThrow(
