@@ -12,6 +12,7 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { checkNotCrossSite, createNonce } from '../server/reviewer/device-auth.js'
 import type { SafeHtml } from '../server/reviewer/html.js'
+import { readPusharyReviewStats } from '../store/review-stats.js'
 import { isPusharyStoreError } from '../store/store-error.js'
 import { csrfFor, issueSession, sameSecret } from './board-auth.js'
 import { loadBoard, parseFilters } from './board-query.js'
@@ -156,7 +157,14 @@ export function createBoardApp(config: BoardConfig): Hono<BoardEnv> {
     }
     const nowMs = config.now()
     const sections = await loadBoard(config.store, parsed.filters, config, nowMs)
-    return send(c, renderListPage(pageOf(c, config), { filters: parsed.filters, sections, nowMs }))
+    // The numbers an operator alerts on, over the whole store; a store without them shows none.
+    const stats = await readPusharyReviewStats(config.store, { now: new Date(nowMs) }).catch(
+      (error: unknown) => {
+        config.log('warn', 'board: the review numbers could not be read', { error: String(error) })
+        return null
+      },
+    )
+    return send(c, renderListPage(pageOf(c, config), { filters: parsed.filters, sections, nowMs, stats }))
   })
 
   app.get(`${base}/reviews/:id`, session, async (c) => {

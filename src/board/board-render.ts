@@ -8,6 +8,7 @@ import { REVIEW_STATES } from '../machines/review-lifecycle.js'
 import { visibleText } from '../pushary/display-text.js'
 import { html, type SafeHtml, unsafeRaw } from '../server/reviewer/html.js'
 import type { PusharyReview, ReviewAction, ReviewTransition } from '../store/review-schema.js'
+import type { PusharyReviewStats } from '../store/review-stats-shape.js'
 import type { ReviewRecoveryOutcome } from '../store/review-store.js'
 import { ageText, type BoardFilters, type BoardSection } from './board-query.js'
 import { BOARD_CSS } from './board-style.js'
@@ -143,7 +144,12 @@ function sectionTable(page: PageContext, section: BoardSection, nowMs: number): 
  */
 export function renderListPage(
   page: PageContext,
-  view: { filters: BoardFilters; sections: readonly BoardSection[]; nowMs: number },
+  view: {
+    filters: BoardFilters
+    sections: readonly BoardSection[]
+    nowMs: number
+    stats?: PusharyReviewStats | null
+  },
 ): SafeHtml {
   const counts = view.sections.map(
     (section) =>
@@ -161,8 +167,21 @@ ${section.truncated ? html`<p class="muted">Only the reviews longest in this sta
   return shell(
     page,
     'Reviews: Pushary review board',
-    html`${filterForm(page, view.filters)}<ul class="counts" aria-label="Matching reviews per state">${counts}</ul>${sections}`,
+    html`${view.stats ? numbers(view.stats) : ''}${filterForm(page, view.filters)}<ul class="counts" aria-label="Matching reviews per state">${counts}</ul>${sections}`,
   )
+}
+
+function numbers(stats: PusharyReviewStats): SafeHtml {
+  const age = (ms: number | null) =>
+    ms === null ? '' : html` <span class="muted">oldest ${ageText(ms)}</span>`
+  const p95 = stats.answeredToResumed.p95Ms
+  return html`<dl class="numbers" aria-label="Review numbers (whole store)">
+<div><dt>Pending</dt><dd data-number="pending">${stats.pending.count}${age(stats.pending.oldestAgeMs)}</dd></div>
+<div><dt>Answered, not resumed</dt><dd data-number="answered">${stats.pending.answered}${age(stats.pending.oldestAnsweredAgeMs)}</dd></div>
+<div><dt>Uncertain</dt><dd data-number="uncertain">${stats.uncertain}</dd></div>
+<div><dt>Misconfigured</dt><dd data-number="misconfigured">${stats.misconfigured.count}</dd></div>
+<div><dt>Answered → resumed, p95 (24 h)</dt><dd data-number="p95">${p95 === null ? '—' : ageText(p95)}</dd></div>
+</dl>`
 }
 
 /** Everything the review page shows about one review. */

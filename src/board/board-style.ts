@@ -22,6 +22,11 @@ input[type=text],input[type=number],input[type=password],select,textarea{font:in
 textarea{width:100%;min-height:64px}
 button{font:inherit;padding:7px 14px;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
 button.secondary{background:transparent;color:var(--accent)}
+dl.numbers{display:flex;flex-wrap:wrap;gap:10px;margin:0 0 14px}
+dl.numbers div{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:8px 14px;min-width:140px}
+dl.numbers dt{font-size:12px;color:var(--muted)}
+dl.numbers dd{margin:0;font-size:20px;font-weight:700}
+dl.numbers dd .muted{font-size:12px;font-weight:400}
 .counts{display:flex;gap:8px;flex-wrap:wrap;margin:0 0 16px;padding:0;list-style:none}
 .counts li{background:var(--card);border:1px solid var(--line);border-radius:999px;padding:4px 12px}
 section.state{margin-bottom:20px}

@@ -209,6 +209,9 @@ describe('the review board behind the operator key', () => {
     for (const state of ['pending', 'resuming', 'completed', 'stale', 'uncertain']) {
       expect(all.text).toContain(`data-state="${state}"`)
     }
+    // The review numbers of the whole store (readPusharyReviewStats), above the filters.
+    expect(all.text).toMatch(/data-number="pending">2\b/)
+    expect(all.text).toMatch(/data-number="uncertain">2\b/)
     const shown = (markup: string) =>
       Object.entries(ids)
         .filter(([, id]) => markup.includes(`data-decision="${id}"`))
