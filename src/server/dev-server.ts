@@ -172,8 +172,8 @@ export async function createPusharyDevServer(
   for (const mount of options.mounts ?? []) {
     if (
       !/^(\/[A-Za-z0-9._~-]+)+$/.test(mount.path) ||
-      mount.path.startsWith('/api/') ||
-      mount.path === '/review'
+      // The service's own paths: the API, the reviewer page, enrolment and approval links.
+      ['/api', '/review', '/e', '/a'].some((own) => mount.path === own || mount.path.startsWith(`${own}/`))
     ) {
       throw new PusharyDevServerError({
         code: 'invalid_option',
