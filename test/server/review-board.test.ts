@@ -14,9 +14,11 @@ import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPusharyReviewBoard, type PusharyReviewBoard } from '../../src/board/review-board.js'
 import { PusharyValidationError } from '../../src/pushary/errors.js'
+import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { runCli } from '../reliability/support/cli.js'
+import { dropSchema, ensurePostgres, uniqueSchema } from '../store/support/postgres.js'
 import { agentReview, workflowReview } from '../store/support/reviews.js'
 
 const KEY = 'board-operator-key-0123456789abcdef'
@@ -400,4 +402,56 @@ describe('mounting the board', () => {
     expect(() => createPusharyReviewBoard({ store, operatorKey: 'short', logger })).toThrow(/operatorKey/)
     expect(() => createPusharyReviewBoard({ store, operatorKey: KEY })).toThrow(/logger/)
   })
+})
+
+describe('the review board over a PostgreSQL review store', () => {
+  it('lists by state and recovers a crash-left claim, refusing it while its lease runs', async () => {
+    const postgres = await ensurePostgres()
+    const schema = uniqueSchema('board')
+    const pg = createPostgresReviewStore({ connectionString: postgres.connectionString, schema })
+    try {
+      const review = workflowReview({ externalId: 'customer_pg' })
+      await pg.save(review)
+      await pg.claim(review.decisionId, review.runId)
+      let lease = 60_000
+      const logger = { info() {}, warn() {}, error() {} }
+      const pgBoard = () =>
+        createPusharyReviewBoard({ store: pg, operatorKey: KEY, logger, claimLeaseMs: lease })
+      const call = async (b: PusharyReviewBoard, path: string, init: RequestInit = {}) =>
+        b.fetch(new Request(`http://127.0.0.1/pushary/board${path}`, init))
+      const attempt = async () => {
+        const b = pgBoard()
+        const login = await call(b, '/login', { method: 'POST', body: new URLSearchParams({ key: KEY }) })
+        const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] as string
+        const list = await (await call(b, '?state=resuming', { headers: { cookie } })).text()
+        expect(list).toContain(`data-decision="${review.decisionId}"`)
+        const body = new URLSearchParams({
+          csrf: csrfOf(list),
+          outcome: 'stale',
+          reason: 'the worker crashed; no refund in the ledger',
+          expectedState: 'resuming',
+        })
+        return call(b, `/reviews/${review.decisionId}/recover/confirm`, {
+          method: 'POST',
+          headers: { cookie },
+          body,
+        })
+      }
+      const live = await attempt()
+      expect(live.status).toBe(409)
+      expect(noticeOf(await live.text())).toMatch(/^Recovery refused: review \S+ is claimed by/)
+      expect((await pg.get(review.decisionId))?.state).toBe('resuming')
+      // Nobody keeps the claim alive: once a (short) lease has passed, the holder is gone.
+      lease = 100
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const done = await attempt()
+      expect(done.status).toBe(200)
+      expect((await pg.get(review.decisionId))?.state).toBe('stale')
+      expect((await pg.history(review.decisionId)).at(-1)?.event).toBe('OPERATOR_CONFIRMED_NOT_EXECUTED')
+    } finally {
+      await pg.close()
+      await dropSchema(postgres.connectionString, schema)
+      await postgres.stop()
+    }
+  }, 60_000)
 })
