@@ -8,12 +8,22 @@
  * UPDATE` (and, for `save`, takes a transaction-scoped advisory lock on the run).
  */
 
-import { ACTIVE, claimStatement, migration, PG_NOW } from './postgres-sql.js'
+import { claimStatement, migration, PG_NOW } from './postgres-sql.js'
 import { postgresStatsStatements } from './postgres-stats.js'
+import { postgresWriteTransaction, sqlState } from './postgres-transaction.js'
+
+export type {
+  PusharyPgPool,
+  PusharyPgPoolClient,
+  PusharyPgResult,
+  PusharyPgStatement,
+} from './postgres-pg.js'
+
+import type { PusharyPgPool, PusharyPgPoolClient } from './postgres-pg.js'
 import type { ReviewReceipt } from './review-schema.js'
 import type { PusharyReviewStore } from './review-store.js'
 import { createReviewStore } from './store-core.js'
-import { ActiveRunConflict, type ReviewStoreDriver, type ReviewWriteTransaction } from './store-driver.js'
+import { ActiveRunConflict, type ReviewStoreDriver } from './store-driver.js'
 import { PusharyStoreError } from './store-error.js'
 import { nullableText, type StoredTransitionRow, storedReviewRow } from './store-rows.js'
 
@@ -27,55 +37,6 @@ interface PostgresCommonOptions {
    * judge every lease on one clock.
    */
   readonly now?: () => Date
-}
-
-/**
- * The part of a `pg` query result the store reads.
- *
- * @example
- * const { rows, rowCount }: PusharyPgResult = await pool.query('SELECT 1')
- */
-export interface PusharyPgResult {
-  readonly rows: readonly unknown[]
-  readonly rowCount: number | null
-}
-
-/**
- * The part of a `pg` pool client the store uses (a `pg.PoolClient` is one).
- *
- * @example
- * const client: PusharyPgPoolClient = await new pg.Pool().connect()
- */
-export interface PusharyPgPoolClient {
-  query(text: string, values?: unknown[]): Promise<PusharyPgResult>
-  release(error?: Error | boolean): void
-}
-
-/**
- * A named statement as `pg` takes it: prepared once per connection under
- * `name`, then only bound and executed.
- *
- * @example
- * await pool.query({ name: 'one', text: 'SELECT $1::int AS n', values: [1] } satisfies PusharyPgStatement)
- */
-export interface PusharyPgStatement {
-  readonly name: string
-  readonly text: string
-  readonly values: unknown[]
-}
-
-/**
- * The part of a `pg.Pool` the store uses. Structural, so the published types
- * do not depend on `@types/pg`: a `pg.Pool` satisfies it without a cast.
- *
- * @example
- * const store = createPostgresReviewStore({ pool: new pg.Pool({ connectionString }) satisfies PusharyPgPool })
- */
-export interface PusharyPgPool {
-  connect(): Promise<PusharyPgPoolClient>
-  query(text: string, values?: unknown[]): Promise<PusharyPgResult>
-  query(statement: PusharyPgStatement): Promise<PusharyPgResult>
-  end(): Promise<void>
 }
 
 /**
@@ -105,11 +66,6 @@ async function retried<T>(body: () => Promise<T>): Promise<T> {
   }
 }
 
-function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' ? code : undefined
-}
-
 function invalidOptions(field: string, message: string, cause?: unknown): PusharyStoreError {
   return new PusharyStoreError({
     code: 'invalid_options',
@@ -118,73 +74,6 @@ function invalidOptions(field: string, message: string, cause?: unknown): Pushar
     message,
     cause,
   })
-}
-
-function writeTransaction(client: PusharyPgPoolClient, s: string): ReviewWriteTransaction {
-  return {
-    async selectForUpdate(decisionId) {
-      const result = await client.query(
-        `SELECT decision_id, run_id, binding, state, state_changed_at FROM ${s}.pushary_reviews WHERE decision_id = $1 FOR UPDATE`,
-        [decisionId],
-      )
-      const row = result.rows[0] as Record<string, unknown> | undefined
-      return row === undefined ? null : storedReviewRow(row)
-    },
-    async insertPending(row) {
-      const result = await client.query(
-        `INSERT INTO ${s}.pushary_reviews
-           (decision_id, run_id, target, binding, state, reason, created_at, state_changed_at)
-         VALUES ($1, $2, $3, $4, 'pending', NULL, $5, $5) ON CONFLICT (decision_id) DO NOTHING`,
-        [row.decisionId, row.runId, row.target, row.binding, row.at],
-      )
-      return result.rowCount === 1
-    },
-    async runHasActiveReview(runId) {
-      const result = await client.query(
-        `SELECT 1 FROM ${s}.pushary_reviews WHERE run_id = $1 AND state IN ${ACTIVE} LIMIT 1`,
-        [runId],
-      )
-      return (result.rowCount ?? 0) > 0
-    },
-    async setState(decisionId, from, to, reason, at) {
-      try {
-        const result = await client.query(
-          `UPDATE ${s}.pushary_reviews SET state = $1, reason = $2, state_changed_at = $3
-           WHERE decision_id = $4 AND state = $5`,
-          [to, reason, at, decisionId, from],
-        )
-        return result.rowCount === 1
-      } catch (error) {
-        if (sqlState(error) === '23505') {
-          throw new ActiveRunConflict('run already has an active review', { cause: error })
-        }
-        throw error
-      }
-    },
-    async appendTransition(row) {
-      await client.query(
-        `INSERT INTO ${s}.pushary_review_transitions (decision_id, from_state, to_state, event, reason, at)
-         VALUES ($1, $2, $3, $4, $5, $6)`,
-        [row.decisionId, row.from, row.to, row.event, row.reason, row.at],
-      )
-    },
-    async noteAnswered(decisionId, answeredAt) {
-      await client.query(
-        `UPDATE ${s}.pushary_reviews SET answered_at = coalesce(answered_at, $1) WHERE decision_id = $2`,
-        [answeredAt, decisionId],
-      )
-    },
-    async setAction(decisionId, action) {
-      await client.query(`UPDATE ${s}.pushary_reviews SET action = $1 WHERE decision_id = $2`, [
-        action,
-        decisionId,
-      ])
-    },
-    async clock() {
-      const result = await client.query(`SELECT ${PG_NOW} AS now`)
-      return String((result.rows[0] as Record<string, unknown> | undefined)?.now)
-    },
-  }
 }
 
 /**
@@ -275,7 +164,7 @@ export function createPostgresReviewStore(options: PostgresReviewStoreOptions): 
               `pushary-mastra:${schemaName}:${runId}`,
             ])
           }
-          return body(writeTransaction(client, s))
+          return body(postgresWriteTransaction(client, s))
         }),
       )
     },

@@ -4,27 +4,30 @@
  * binding comparison and every transition come from here and from the
  * lifecycle machine, so all stores behave identically.
  */
-import { z } from 'zod/v4'
-import {
-  isTerminalReviewState,
-  nextReviewState,
-  REVIEW_EVENTS,
-  REVIEW_STATES,
-  type ReviewEventType,
-  type ReviewState,
-} from '../machines/review-lifecycle.js'
+import { isTerminalReviewState, nextReviewState, type ReviewEventType } from '../machines/review-lifecycle.js'
 import { idSchema } from '../pushary/identity.js'
 import { forgetClaimTime, rememberClaimTime } from './claim-times.js'
 import { actionCalls, storedActionOf } from './review-actions.js'
 import { permitCalls } from './review-permits.js'
 import { pusharyReviewSchema, reviewReceiptSchema, reviewStateSchema } from './review-schema.js'
 import { statsCalls } from './review-stats.js'
-import type {
-  PusharyReviewStore,
-  ReviewClaimResult,
-  ReviewFinishState,
-  ReviewRecoveryOutcome,
-} from './review-store.js'
+import type { PusharyReviewStore, ReviewClaimResult } from './review-store.js'
+import {
+  CLAIMABLE,
+  checked,
+  claimTimeSchema,
+  FINISH_EVENTS,
+  finishStateSchema,
+  guarded,
+  listLimitSchema,
+  MOVES,
+  optionalIdSchema,
+  optionalTextSchema,
+  optionalTimeSchema,
+  RECOVERY_EVENTS,
+  recoveryOutcomeSchema,
+  refuseUnclaimable,
+} from './store-checks.js'
 import { ActiveRunConflict, type ReviewStoreDriver } from './store-driver.js'
 import { PusharyStoreError } from './store-error.js'
 import {
@@ -35,91 +38,6 @@ import {
   parseTransition,
   sameBinding,
 } from './store-rows.js'
-
-const FINISH_EVENTS: Record<ReviewFinishState, ReviewEventType> = {
-  pending: 'NOT_APPLIED',
-  completed: 'RESUMED',
-  stale: 'STALE_DETECTED',
-  uncertain: 'FAILED_AFTER_CLAIM',
-}
-
-const RECOVERY_EVENTS: Record<ReviewRecoveryOutcome, ReviewEventType> = {
-  completed: 'OPERATOR_CONFIRMED_EXECUTED',
-  stale: 'OPERATOR_CONFIRMED_NOT_EXECUTED',
-  pending: 'OPERATOR_REOPENED',
-}
-
-const MAX_LIST_LIMIT = 1000
-
-// Where each event moves a review from each state it applies in, read off the
-// lifecycle once, for the drivers that write a transition as one statement.
-type Move = { readonly from: ReviewState; readonly to: ReviewState }
-const MOVES = {} as Record<ReviewEventType, readonly Move[]>
-for (const event of REVIEW_EVENTS) {
-  MOVES[event] = REVIEW_STATES.flatMap((from) => {
-    const to = nextReviewState(from, event)
-    return to === null ? [] : [{ from, to }]
-  })
-}
-
-// The one state a claim starts from, read off the lifecycle so the
-// one-statement claim moves rows exactly as the machine does.
-const CLAIMABLE = MOVES.CLAIM
-
-// Argument schemas are built once here, not per call: a store call sits on
-// every resume, and building a zod schema costs more than checking with it.
-const optionalIdSchema = idSchema.optional()
-const optionalTextSchema = z.string().optional()
-const finishStateSchema = z.enum(['pending', 'completed', 'stale', 'uncertain'])
-const recoveryOutcomeSchema = z.enum(['completed', 'stale', 'pending'])
-const claimTimeSchema = z.iso.datetime()
-const optionalTimeSchema = z.iso.datetime().optional()
-const listLimitSchema = z.number().int().min(1).max(MAX_LIST_LIMIT)
-
-function checked<T>(schema: z.ZodType<T>, value: unknown, operation: string, field: string): T {
-  const parsed = schema.safeParse(value)
-  if (parsed.success) return parsed.data
-  throw PusharyStoreError.fromZod(parsed.error, { operation, code: 'invalid_argument', fieldPrefix: field })
-}
-
-/** A claim of a missing review, or under another run, is a caller's mistake: it throws. */
-function refuseUnclaimable<T extends { readonly runId: string }>(
-  id: string,
-  run: string,
-  row: T | null,
-): asserts row is T {
-  if (row === null) {
-    throw new PusharyStoreError({
-      code: 'not_found',
-      operation: 'claim',
-      field: 'decisionId',
-      message: `no review for decision ${JSON.stringify(id)}; call get first, or save before claiming`,
-    })
-  }
-  if (row.runId !== run) {
-    throw new PusharyStoreError({
-      code: 'run_mismatch',
-      operation: 'claim',
-      field: 'runId',
-      message: `decision ${JSON.stringify(id)} is bound to run ${JSON.stringify(row.runId)}, not ${JSON.stringify(run)}`,
-    })
-  }
-}
-
-/** Database errors that are not ours become `storage_failed`; ours pass through. */
-async function guarded<T>(operation: string, body: () => Promise<T>): Promise<T> {
-  try {
-    return await body()
-  } catch (error) {
-    if (error instanceof PusharyStoreError) throw error
-    throw new PusharyStoreError({
-      code: 'storage_failed',
-      operation,
-      message: error instanceof Error ? error.message : String(error),
-      cause: error,
-    })
-  }
-}
 
 /**
  * Builds a {@link PusharyReviewStore} over a database driver. Internal: the
