@@ -6,6 +6,9 @@
  * right counts, ages, latencies and endings; bad options are refused naming
  * the field; a table from an earlier release gains the columns.
  */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { readPusharyReviewStats } from '../../src/store/review-stats.js'
 import { isPusharyStoreError } from '../../src/store/store-error.js'
@@ -193,6 +196,22 @@ describe.each(STORE_KINDS)('$name review store: the operator numbers', (kind) =>
       expect(stats.pending).toMatchObject({ count: 1, answered: 1 })
     } finally {
       await harness.dispose()
+    }
+  })
+})
+
+describe('the docs sample (docs/operations.md "Review numbers")', () => {
+  it('reads the numbers into gauges from an empty store', async () => {
+    process.env.README_SAMPLES_DIR = mkdtempSync(join(tmpdir(), 'pushary-stats-sample-'))
+    const sample = await import('../readme/samples/review-stats.js')
+    try {
+      expect(Object.fromEntries(sample.gauges)).toEqual({
+        pushary_pending: 0,
+        pushary_oldest_pending_ms: 0,
+        pushary_uncertain: 0,
+      })
+    } finally {
+      await sample.store.close()
     }
   })
 })
