@@ -1,6 +1,7 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
+import { logDispatchEnding } from '../resume/dispatch-notes.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import {
@@ -94,6 +95,8 @@ export async function resumePusharyAgentReview<TOutput = unknown>(
     mode: target.stream ? 'stream' : 'generate',
     claimLeaseMs: target.claimLeaseMs,
   })
+  // The `resumed` info line, as the dispatcher logs it for the reviews it resumes.
+  logDispatchEnding(mastra, result)
   if (result.status === 'recovery_needed') {
     // The README's statuses stay closed: a crash-left claim is `busy` that retrying never clears.
     return {

@@ -12,7 +12,7 @@ import type { PusharyDispatchResult } from './dispatch-types.js'
 import { errorMessage } from './resume-error.js'
 
 /** The review state a result leaves behind, for the results that ended it here. */
-function endedAs(result: PusharyDispatchResult): string | null {
+function endedAs(result: EndingResult): string | null {
   switch (result.status) {
     case 'resumed':
       return 'completed'
@@ -56,16 +56,37 @@ export async function noteDispatchResult(
     }
     return
   }
+  logDispatchEnding(mastra, result)
+}
+
+/** The part of a resume result the `resumed` line reads. */
+type EndingResult = Pick<PusharyDispatchResult, 'status' | 'decisionId'> & {
+  reason?: string | undefined
+  reasonCode?: string | undefined
+  actionOutcome?: string | undefined
+}
+
+/**
+ * The `resumed` info line of a result that ended a review here (resumed,
+ * stale, uncertain, completed from the evidence); nothing for one that
+ * changed nothing (pending, busy, a replay of a settled review). The
+ * dispatcher notes every result through {@link noteDispatchResult};
+ * `resumePusharyAgentReview`, which has no dispatcher, calls this itself.
+ *
+ * @example
+ * logDispatchEnding(mastra, await resumeAgentReview(input))
+ */
+export function logDispatchEnding(mastra: Mastra | undefined, result: EndingResult): void {
   const state = endedAs(result)
   if (state === null) return
-  const reasonCode = 'reasonCode' in result ? result.reasonCode : undefined
+  const reasonCode = result.reasonCode
   if (reasonCode?.startsWith('already_')) return
   logResumed(mastra, {
     decisionId: result.decisionId,
     status: result.status,
     state,
     reasonCode,
-    reason: 'reason' in result ? result.reason : undefined,
-    actionOutcome: 'actionOutcome' in result ? result.actionOutcome : undefined,
+    reason: result.reason,
+    actionOutcome: result.actionOutcome,
   })
 }
