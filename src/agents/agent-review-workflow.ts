@@ -185,6 +185,8 @@ function createAgentReviewWorkflow(client: PusharyClient) {
 }
 
 type ReviewRun = {
+  /** Mastra's status of the run as `createRun` read it from storage (`pending` when it has no row). */
+  workflowRunStatus: string
   start(p: {
     inputData: unknown
     requestContext?: RequestContext
@@ -204,21 +206,22 @@ type ReviewWorkflow = {
 /**
  * Which snapshots of a review run are written (Mastra's per-run
  * `shouldPersistSnapshot`, given when the open creates the run): not the
- * `pending` one `createRun` writes, nor the `running` ones of the first pass,
- * so opening a review writes the run once, suspended on its decision. Nothing
- * reads those: a review is saved only after its run suspended, and an open
- * that died before that starts the run again on the same decision (the
- * create is idempotent). From the answer on every snapshot is written as
- * usual: recovery reads a `running` run whose approval step succeeded as
- * "the agent may have been resumed" (`agent-recovery.ts`), so that one is
- * kept. Mastra's own claim on the resume (`suspended` → `running`) follows
- * the workflow's options, not this predicate, and still happens.
+ * `pending` one `createRun` writes, nor the `running` ones of the first pass
+ * (the approval step never resumed yet), so opening a review writes the run
+ * once, suspended on its decision. Nothing reads those: a review is saved
+ * only after its run suspended, and an open that died before that starts the
+ * run again on the same decision (the create is idempotent). Every snapshot
+ * of a resume pass (`resumedAt` set) is written as by default: recovery reads
+ * a `running` run whose approval step succeeded as "the agent may have been
+ * resumed" (`agent-recovery.ts`). Mastra's own claim on the resume
+ * (`suspended` → `running`) follows the workflow's options, not this
+ * predicate, and still happens.
  */
 const openPersistence: PersistencePredicate = ({ workflowStatus, stepResults }) => {
   if (workflowStatus === 'pending') return false
   if (workflowStatus !== 'running') return true
-  const ask = stepResults[AGENT_REVIEW_ASK_STEP] as { status?: unknown } | undefined
-  return ask?.status === 'success'
+  const ask = stepResults[AGENT_REVIEW_ASK_STEP] as { status?: unknown; resumedAt?: unknown } | undefined
+  return ask !== undefined && (ask.status !== 'running' || ask.resumedAt !== undefined)
 }
 
 /**
@@ -270,10 +273,14 @@ export async function startAgentReviewRun(input: {
   const workflowBinding = agentWorkflowBinding(input.binding, input.operation)
   const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
   const runId = workflowBinding.runId
-  const known = askedDecision(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId), runId)
-  if (known) return known
-  const question = input.binding.question
+  // `createRun` reads the run's row; only a run that exists (not `pending`)
+  // can already hold the decision of an identical earlier open.
   const run = await workflow.createRun({ runId, shouldPersistSnapshot: openPersistence })
+  if (run.workflowRunStatus !== 'pending') {
+    const known = askedDecision(await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId), runId)
+    if (known) return known
+  }
+  const question = input.binding.question
   const requestContext = new RequestContext()
   if (input.onFallback) requestContext.set(PUSHARY_FALLBACK_CONTEXT_KEY, input.onFallback)
   // In the agent's own trace, when Mastra traces it (observability/agent-trace.ts).
