@@ -6,6 +6,7 @@
  */
 import type { PusharyActionOutcome, PusharyWorkflowReview } from '../store/review-schema.js'
 import { endingOfRun, finishWithOutcome } from './action-evidence.js'
+import { describeSet, endAppliedMember, endOtherMembers, settledSetOf } from './approver-set-endings.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { errorMessage } from './resume-error.js'
 import type { PusharyResumeAttempt } from './resume-guard.js'
@@ -182,6 +183,11 @@ export async function endResumedReview(
     return endStale(context, review, attempt.refused.message)
   }
   const { outcome } = attempt
+  if (outcome.stillSuspended && review.approverSet) {
+    // Several approvers: the step applied this answer and waits on the others.
+    const applied = await endAppliedMember(context, review, verified)
+    if (applied) return applied
+  }
   if (outcome.stillSuspended) {
     // The step suspended itself again (e.g. it could not re-read its
     // decision): it returned nothing, so nothing after it ran. Retry later.
@@ -190,11 +196,15 @@ export async function endResumedReview(
   // Evidence before status: a run that ended `success` with a refused permit
   // ran nothing; one that ended `failed` may still have a receipt.
   const cause = (outcome.result.error as { message?: string } | undefined)?.message
+  // Several approvers: the set's verdict, not this one answer, decided what ran.
+  const set = review.approverSet
+    ? settledSetOf((outcome.result as { steps?: unknown }).steps, review.stepId)
+    : null
   const ending = await endingOfRun(
     context,
     decisionId,
     {
-      approved: verified.answer.approved,
+      approved: set ? set.approved : verified.answer.approved,
       runStatus: outcome.result.status,
       runResult: outcome.result.result,
     },
@@ -217,7 +227,7 @@ export async function endResumedReview(
       store,
       decisionId,
       'completed',
-      ending.reasonCode ? ending.reason : undefined,
+      set ? `${describeSet(set)}; ${ending.reason}` : ending.reasonCode ? ending.reason : undefined,
       ending,
     )
   } catch (error) {
@@ -229,6 +239,7 @@ export async function endResumedReview(
       persistenceError: errorMessage(error),
     }
   }
+  if (review.approverSet) await endOtherMembers(context, review)
   const resumed: PusharyDispatchResult = {
     status: 'resumed',
     decisionId,

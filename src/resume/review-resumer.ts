@@ -8,6 +8,7 @@ import { traceRefOf } from '../observability/trace-ref.js'
 import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
 import { claimNotingAnswer } from './answer-notes.js'
+import { endSetMember, settledSetOf } from './approver-set-endings.js'
 import { whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { attemptResume } from './resume-guard.js'
@@ -39,7 +40,12 @@ export async function resumeClaimed(
       workflowId: review.workflowId,
       runId: review.runId,
       label: review.resumeLabel,
-      resumeData: { ...verified.resumeData, proof: handoff.proof },
+      resumeData: {
+        ...verified.resumeData,
+        proof: handoff.proof,
+        // Several approvers: names the decision the proof is for (never authority).
+        ...(review.approverSet ? { decisionId: review.decisionId } : {}),
+      },
       ...conflictOption(context),
     },
     review,
@@ -72,6 +78,11 @@ export async function resumePendingReview(
     externalId: review.externalId,
     kind: review.target,
   })
+  if (review.approverSet && progress === 'completed') {
+    // The step settled its set without this decision's resume.
+    const set = settledSetOf(snapshot.context, review.stepId)
+    if (set) return endSetMember(context, review, set, verified)
+  }
   if ('status' in verified) {
     // Still open, but nobody will ever resume it: withdraw the question.
     if (verified.status === 'pending' && runEndedWithout(snapshot, progress)) {

@@ -14,6 +14,7 @@ import {
 } from '../pushary/question.js'
 import { findReservedKey, RESERVED_KEY_MESSAGE } from '../pushary/reserved-keys.js'
 import { storableString } from '../pushary/text-rules.js'
+import { pusharyApproversSchema } from './approver-set.js'
 
 /**
  * Longest `operationId` accepted; keeps the binding context under the service's 2,000-character limit.
@@ -70,6 +71,10 @@ export const pusharyApprovalStepInputSchema = z
     options: optionsSchema.optional(),
     placeholder: storableString().max(PUSHARY_LIMITS.placeholderMax).optional(),
     externalId: externalIdSchema.optional(),
+    /** Several approvers instead of `externalId` (one decision each; see `pusharyApprovalStep`). */
+    approvers: pusharyApproversSchema.optional(),
+    /** Who asked for the action: never counts as an approver. */
+    requestedBy: externalIdSchema.optional(),
     subject: pusharyApprovalSubjectSchema.optional(),
     /** Per-run delivery, overriding the step options (the agent review workflow sets it per question). */
     delivery: z
@@ -118,6 +123,21 @@ export const pusharyApprovalSuspendSchema = z.object({
   link: z.string().optional(),
   /** Where it was asked in Mastra's trace, when Mastra traced the step (`observability/trace-ref.ts`). */
   trace: pusharyTraceRefSchema.optional(),
+  /** Several approvers: every member's decision as last read (`decisionId` is then the first still open). */
+  approvers: z
+    .array(
+      z.object({
+        externalId: z.string(),
+        decisionId: z.string(),
+        status: z.string(),
+        approved: z.boolean(),
+        answeredAt: z.string().nullable(),
+        late: z.literal(true).optional(),
+      }),
+    )
+    .optional(),
+  /** Several approvers: the rule that settles them. */
+  rule: z.object({ externalIds: z.array(z.string()), required: z.number(), veto: z.boolean() }).optional(),
 })
 /** @example const s: PusharyApprovalSuspend = { decisionId: 'd_1', correlationId: 'd_1' } */
 export type PusharyApprovalSuspend = z.infer<typeof pusharyApprovalSuspendSchema>
@@ -138,6 +158,8 @@ export const pusharyApprovalResumeSchema = z.object({
   answer: z.string().nullable(),
   status: terminalDecisionStatusSchema.default('answered'),
   proof: z.string().max(128).optional(),
+  /** Several approvers: which member's decision the dispatcher verified (names it; never authority). */
+  decisionId: z.string().max(256).optional(),
 })
 /** @example const r: PusharyApprovalResume = { answer: null, status: 'expired' } */
 export type PusharyApprovalResume = z.infer<typeof pusharyApprovalResumeSchema>
@@ -157,14 +179,16 @@ export function parsePusharyApprovalStepInput(
   if (parsed.success) return parsed.data
   const first = parsed.error.issues[0]?.path[0]
   const code =
-    first === 'externalId'
+    first === 'externalId' || first === 'requestedBy'
       ? 'invalid_external_id'
-      : first === 'operationId'
-        ? 'invalid_identifier'
-        : first === 'options'
-          ? 'invalid_options'
-          : first === 'subject'
-            ? 'invalid_decision_input'
-            : 'invalid_question'
+      : first === 'approvers'
+        ? 'invalid_decision_input'
+        : first === 'operationId'
+          ? 'invalid_identifier'
+          : first === 'options'
+            ? 'invalid_options'
+            : first === 'subject'
+              ? 'invalid_decision_input'
+              : 'invalid_question'
   throw PusharyValidationError.fromZod(parsed.error, { operation, code })
 }

@@ -1,4 +1,3 @@
-import type { Mastra } from '@mastra/core/mastra'
 import { createStep } from '@mastra/core/workflows'
 import { z } from 'zod/v4'
 import { askTracing, recordAskSpan } from '../observability/approval-tracing.js'
@@ -24,11 +23,14 @@ import {
   pusharyApprovalStepInputSchema,
   pusharyApprovalSuspendSchema,
 } from './approval-schemas.js'
+import { approverSetRule, type PusharyApprovers, refuseSelfApproval } from './approver-set.js'
+import { runApproverSetStep } from './approver-set-step.js'
 import { decisionExpiresAt } from './decision-expiry.js'
 import { pusharyUngatedAnswerSchema } from './gate-step.js'
 import { createUngatedWarning } from './gate-warning.js'
 import { refuseAutoRestarted, refuseUnresumable } from './run-guards.js'
 import { takeVerifiedDecision } from './verified-handoff.js'
+import { withdrawAsked } from './withdraw-asked.js'
 import { checkWorkflowDecision, workflowApprovalKey, workflowBindingContext } from './workflow-binding.js'
 
 /**
@@ -68,6 +70,10 @@ export interface PusharyApprovalStepOptions {
    * review is saved, before suspending). Without it nothing is preflighted.
    */
   onFallback?: (link: PusharyFallbackLink) => void | Promise<void>
+  /** Several approvers instead of `externalId`: one decision each, settled by `required` and `veto`. */
+  approvers?: PusharyApprovers
+  /** Who asked for the action: never counts as an approver (refused as the only one). */
+  requestedBy?: string
 }
 
 /**
@@ -86,6 +92,8 @@ const optionsSchema = z.object({
   requireReachable: z.boolean().optional(),
   agentName: z.string().trim().min(1).max(PUSHARY_LIMITS.agentNameMax).optional(),
   sandboxOutcome: z.enum(['approve', 'deny', 'no_answer']).optional(),
+  approvers: z.unknown().optional(),
+  requestedBy: externalIdSchema.optional(),
 })
 
 // Built once: every run of the step (every resume included) reads its parent.
@@ -142,7 +150,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
     throw PusharyValidationError.fromZod(parsed.error, {
       operation: 'pusharyApprovalStep',
       code:
-        first === 'externalId'
+        first === 'externalId' || first === 'requestedBy'
           ? 'invalid_external_id'
           : first === 'id'
             ? 'invalid_identifier'
@@ -151,6 +159,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
     })
   }
   const options = parsed.data
+  approverSetRule(options.approvers, options.requestedBy, 'opts.approvers') // refused here, before any run
   const onFallback = checkOnFallback(opts.onFallback)
   const client = resolvePusharyClient(config)
   // Optional: without a store nothing is saved and the caller resumes the
@@ -184,11 +193,23 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
         'pusharyApprovalStep',
       )
 
+      const requestedBy = options.requestedBy ?? input.requestedBy
+      const set = approverSetRule(options.approvers ?? input.approvers, requestedBy, 'approvers')
+      if (set) {
+        return runApproverSetStep({
+          ...{ client, store, mastra, requestContext, suspend, resumeData, suspendData, question, input },
+          ...{ rule: set, workflowId, runId, stepId, externalId: options.externalId ?? input.externalId },
+          delivery: { ...options, ...input.delivery },
+          agentName: options.agentName,
+          warnIfUngated,
+        })
+      }
       const externalId = parseExternalId(
         options.externalId ?? input.externalId,
         'externalId',
         'pusharyApprovalStep',
       )
+      refuseSelfApproval(requestedBy, externalId)
       // A batch item's parent is part of its binding (the context's group key);
       // Mastra restores the request context from the snapshot on resume.
       const parentRaw = requestContext?.get(PUSHARY_PARENT_CONTEXT_KEY as never)
@@ -367,27 +388,6 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       )
     },
   })
-}
-
-/** Cancels a decision the failing step asked; a failed cancel is logged, never hides the step's own error. */
-async function withdrawAsked(
-  client: PusharyClient,
-  mastra: Mastra | undefined,
-  decisionId: string,
-  cause: unknown,
-): Promise<void> {
-  const log = mastra?.getLogger()
-  const why = cause instanceof Error ? cause.message : String(cause)
-  try {
-    await client.decisions.cancel(decisionId)
-    log?.warn(
-      `[pushary] withdrew decision ${decisionId} (cancelled, its link with it): the approval step failed after asking (${why}); check the step's store and onFallback`,
-    )
-  } catch (error) {
-    log?.error(
-      `[pushary] decision ${decisionId} stays open although its step failed (${why}); cancelling it failed: ${error instanceof Error ? error.message : String(error)}. Cancel it with client.decisions.cancel`,
-    )
-  }
 }
 
 /**

@@ -101,6 +101,19 @@ export const pusharyWorkflowReviewSchema = z.object({
   questionHash: idSchema,
   question: pusharyQuestionSchema,
   parent: pusharyReviewParentSchema.optional(),
+  /**
+   * Several approvers: this review's decision is one member of a set asked
+   * by the same step (the members' decisions in the order of `externalIds`,
+   * the requester already removed) settled by `required` and `veto`.
+   */
+  approverSet: z
+    .object({
+      decisionIds: z.array(idSchema).min(1),
+      externalIds: z.array(externalIdSchema).min(1),
+      required: z.number().int().min(1),
+      veto: z.boolean(),
+    })
+    .optional(),
   decisionId: idSchema,
   correlationId: idSchema,
   expiresAt: decisionExpirySchema,
