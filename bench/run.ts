@@ -100,6 +100,7 @@ const sizes = quick
       reconcile: { small: 10, waiting: 100, limit: 10, warmups: 1, samples: 5 },
       peer: {
         agent: { warmups: 2, samples: 6 },
+        backlog: { waiting: 30, warmups: 1, samples: 4 },
         step: { warmups: 2, samples: 10 },
         foreach: [
           { items: 10, warmups: 1, samples: 2 },
@@ -125,6 +126,7 @@ const sizes = quick
       reconcile: { small: 10, waiting: 1000, limit: 10, warmups: 2, samples: 15 },
       peer: {
         agent: { warmups: 3, samples: 50 },
+        backlog: { waiting: 200, warmups: 2, samples: 15 },
         step: { warmups: 5, samples: 75 },
         foreach: [
           { items: 10, warmups: 1, samples: 5 },

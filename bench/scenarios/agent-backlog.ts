@@ -20,7 +20,14 @@ import { inTurningOrder, summarize, timed } from '../lib/stats.js'
 const GROUP = '2. Agent reviews'
 const RESOURCE = 'backlog-customer'
 
-function agentSet(env: BenchEnv, name: string) {
+/**
+ * One agent set whose scripted model asks for the refund on every new thread
+ * of `RESOURCE`: `suspend()` leaves one more run suspended in its storage.
+ *
+ * @example
+ * const set = agentSet(env, 'backlog'); await set.suspend()
+ */
+export function agentSet(env: BenchEnv, name: string) {
   const built = buildAgents({
     dir: mkdtempSync(join(env.dir, `backlog-${name}-`)),
     client: env.client,
@@ -41,7 +48,9 @@ function agentSet(env: BenchEnv, name: string) {
   return { built, suspend }
 }
 
-type AgentSet = ReturnType<typeof agentSet>
+export type AgentSet = ReturnType<typeof agentSet>
+export const BACKLOG_RESOURCE = RESOURCE
+export const BACKLOG_CALL = 'refund-call'
 
 async function openAndResume(env: BenchEnv, set: AgentSet) {
   const runId = await set.suspend()

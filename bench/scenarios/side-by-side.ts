@@ -8,7 +8,9 @@
  * (order 1), then with the peer first (order 2), each order with its own
  * warm-ups; each row is one path in one order, with the peer's median beside
  * ours. Paths: an agent review opened, the same review answered and resumed
- * until the tool ran, one workflow step resumed until the protected step ran,
+ * until the tool ran (on a fresh agent, then again on one agent whose storage
+ * holds a backlog of other suspended runs, as a busy deployment's does), one
+ * workflow step resumed until the protected step ran,
  * and a `.foreach` started and its items resumed by label one by one in random
  * order, at each configured size. Every sample checks its effect happened.
  */
@@ -19,6 +21,7 @@ import type { BenchEnv } from '../lib/env.js'
 import type { Row } from '../lib/report.js'
 import { shuffled, summarize, timed } from '../lib/stats.js'
 import type { RunShape, Side, SuspendedRefund } from '../peer/side.js'
+import { type AgentSet, agentSet, BACKLOG_CALL, BACKLOG_RESOURCE } from './agent-backlog.js'
 
 const GROUP = '8. Beside the peer'
 
@@ -31,6 +34,8 @@ interface Rounds {
 
 export interface SideBySideSizes {
   agent: Rounds
+  /** The agent rows again, on one agent whose storage holds `waiting` other suspended runs. */
+  backlog: Rounds & { waiting: number }
   step: Rounds
   foreach: (Rounds & { items: number })[]
 }
@@ -99,6 +104,35 @@ const workflowSample =
     }
     await workflow.finished(shape, started.value)
     return { start: [started.ms], item: items }
+  }
+
+/**
+ * The agent sample on one shared agent with a backlog: both sides open and
+ * resume a run of the same agent, whose storage holds every other suspended
+ * run (`set`); each sample suspends one more run first (untimed).
+ */
+const backlogSample =
+  (env: BenchEnv, set: AgentSet): Sample =>
+  async (side, tag) => {
+    const agent = side.agent
+    if (!agent) throw new Error(`${side.label} has no agent reviews`)
+    const runId = await set.suspend()
+    const executions = set.built.executions
+    const before = executions.length
+    const call: SuspendedRefund = {
+      agent: set.built.refunder,
+      agentId: 'refunder',
+      runId,
+      toolCallId: BACKLOG_CALL,
+      externalId: BACKLOG_RESOURCE,
+      executions,
+    }
+    const opened = await timed(() => agent.open(call))
+    await env.client.decisions.answer(opened.value, 'yes')
+    const resumed = await timed(() => agent.resume(call, opened.value))
+    if (executions.length !== before + 1)
+      throw new Error(`${side.label} (${tag}): the refund ran ${executions.length - before}×`)
+    return { open: [opened.ms], resume: [resumed.ms] }
   }
 
 /** Per order (ours first, then peer first): each side's measures after the warm-ups. */
@@ -182,6 +216,25 @@ export async function benchSideBySide(
           { measure: 'resume', scenario: 'answered agent review → resumed, tool ran', peerTarget: 1 },
         ],
         `${perSide(sizes.agent, 'reviews')}; scripted model, requireApproval tool`,
+      ),
+    )
+    const { waiting } = sizes.backlog
+    log(`beside the peer: agent reviews with ${waiting} others waiting`)
+    const set = agentSet(env, 'side-backlog')
+    for (let index = 0; index < waiting; index++) await set.suspend()
+    const backlogOrders = await inBothOrders(sides, sizes.backlog, backlogSample(env, set))
+    out.push(
+      ...rows(
+        sides,
+        backlogOrders,
+        [
+          { measure: 'open', scenario: `open an agent review, ${waiting} other runs of the agent waiting` },
+          {
+            measure: 'resume',
+            scenario: `answered agent review → resumed, ${waiting} other runs of the agent waiting`,
+          },
+        ],
+        `${perSide(sizes.backlog, 'reviews')}; one agent, its storage holding ${waiting} other suspended runs (and each earlier sample's finished ones)`,
       ),
     )
   }
