@@ -138,6 +138,7 @@ async function show(
     `receipts   ${receipts.length}`,
     ...receipts.map((receipt) => `  ${receipt.receivedAt}  ${receipt.body.slice(0, 200)}`),
   ]
+  lines.push(...(await approverLines(store, review)))
   if (run && mastra) {
     lines.push(
       run.status === 'absent'
@@ -147,6 +148,23 @@ async function show(
   }
   io.stdout.write(`${lines.map(terminalSafe).join('\n')}\n`)
   return 0
+}
+
+/** Several approvers: every member's review, its state and how it ended (the set's record). */
+async function approverLines(store: PusharyReviewStore, review: PusharyReview): Promise<string[]> {
+  if (review.target !== 'workflow-step' || !review.approverSet) return []
+  const set = review.approverSet
+  const lines = [
+    `approvers  ${set.required} of ${set.externalIds.length} required${set.veto ? ', one denial declines' : ''}`,
+  ]
+  for (const [index, decisionId] of set.decisionIds.entries()) {
+    const member = await store.get(decisionId)
+    const last = (await store.history(decisionId)).at(-1)
+    lines.push(
+      `  ${set.externalIds[index] ?? '?'}  ${decisionId}  ${member?.state ?? 'missing'}${last?.reason ? `  "${last.reason}"` : ''}`,
+    )
+  }
+  return lines
 }
 
 async function recover(

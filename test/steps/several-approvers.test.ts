@@ -5,6 +5,7 @@
  * settled by the rule in the order the answers were given; the rest are
  * withdrawn; the protected step runs at most once.
  */
+import { join } from 'node:path'
 import type { Mastra } from '@mastra/core/mastra'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
@@ -12,17 +13,20 @@ import { isPusharyValidationError } from '../../src/pushary/errors.js'
 import type { PusharyWorkflowReview } from '../../src/store/review-schema.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createTestEnv, type TestEnv } from '../helpers/mastra.js'
+import { runCli } from '../reliability/support/cli.js'
 import { mastraOnFile, refundWorkflow, scratchReviewStore } from './support/refund-fixtures.js'
 
 let env: TestEnv
 let mastra: Mastra
 let store: PusharyReviewStore
+let reviewsFile: string
 let refunds = 0
 
 beforeAll(async () => {
   env = await createTestEnv('several-approvers')
   const scratch = scratchReviewStore('pushary-several-approvers-')
   store = scratch.store
+  reviewsFile = join(scratch.dir, 'reviews.db')
   const workflow = refundWorkflow({
     id: 'refund-several',
     config: { client: env.client, store },
@@ -102,6 +106,12 @@ describe('several approvers on the workflow step', () => {
     // A later answer to the withdrawn question is refused by the service and changes nothing.
     await expect(env.client.decisions.answer(id('carol_a'), 'yes')).rejects.toThrow()
     expect((await env.client.decisions.get(id('carol_a'))).status).toBe('cancelled')
+    // `reviews show` on the first approver's decision prints the whole set.
+    const shown = await runCli(['reviews', 'show', id('alice_a'), '--db', reviewsFile])
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toMatch(/approvers {2}2 of 3 required, one denial declines/)
+    expect(shown.stdout).toMatch(new RegExp(`carol_a {2}${id('carol_a')} {2}stale {2}".*withdrawn`))
+    expect(shown.stdout).toMatch(new RegExp(`bob_a {2}${id('bob_a')} {2}completed {2}".*settled by`))
     // Nothing runs twice: every duplicate and reconcile leaves the count alone.
     await dispatcher.resumeDecision(id('bob_a'))
     await dispatcher.resumeDecision(id('alice_a'))
