@@ -33,6 +33,7 @@ import {
 import { questionResumeData } from './agent-resume-data.js'
 import { finishReasonOf, type PusharyResumableAgent } from './agent-shapes.js'
 import { resumeGenerateOf } from './durable-approvals.js'
+import { openPersistence, type PersistencePredicate } from './review-run-persistence.js'
 import { toolCallOutcome } from './tool-call-outcome.js'
 
 /** Request-context key of the resume hook (functions are never persisted in the snapshot). */
@@ -198,30 +199,8 @@ type ReviewRun = {
     result?: unknown
   }>
 }
-type PersistencePredicate = (p: { workflowStatus: string; stepResults: Record<string, unknown> }) => boolean
 type ReviewWorkflow = {
   createRun(options: { runId: string; shouldPersistSnapshot?: PersistencePredicate }): Promise<ReviewRun>
-}
-
-/**
- * Which snapshots of a review run are written (Mastra's per-run
- * `shouldPersistSnapshot`, given when the open creates the run): not the
- * `pending` one `createRun` writes, nor the `running` ones of the first pass
- * (the approval step never resumed yet), so opening a review writes the run
- * once, suspended on its decision. Nothing reads those: a review is saved
- * only after its run suspended, and an open that died before that starts the
- * run again on the same decision (the create is idempotent). Every snapshot
- * of a resume pass (`resumedAt` set) is written as by default: recovery reads
- * a `running` run whose approval step succeeded as "the agent may have been
- * resumed" (`agent-recovery.ts`). Mastra's own claim on the resume
- * (`suspended` → `running`) follows the workflow's options, not this
- * predicate, and still happens.
- */
-const openPersistence: PersistencePredicate = ({ workflowStatus, stepResults }) => {
-  if (workflowStatus === 'pending') return false
-  if (workflowStatus !== 'running') return true
-  const ask = stepResults[AGENT_REVIEW_ASK_STEP] as { status?: unknown; resumedAt?: unknown } | undefined
-  return ask !== undefined && (ask.status !== 'running' || ask.resumedAt !== undefined)
 }
 
 /**
