@@ -4,8 +4,10 @@
  * over a real SQLite review store file: sign in with the service's API key,
  * list reviews by state, filter, open one review's timeline beside the
  * highlighted lifecycle, recover what `reviews recover` would allow and be
- * refused what it would refuse (a claim its holder keeps alive). Saves the
- * README's screenshots to docs/images/.
+ * refused what it would refuse (a claim its holder keeps alive). Saves its
+ * screenshots to a temporary folder; `PUSHARY_REFRESH_IMAGES=1` writes them to
+ * docs/images/ instead, to refresh the README's (a test run never changes the
+ * checkout by itself).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -20,7 +22,10 @@ import { nodeScript } from '../helpers/node-script.js'
 import { agentReview, workflowReview } from '../store/support/reviews.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
-const IMAGES = join(ROOT, 'docs', 'images')
+const IMAGES =
+  process.env.PUSHARY_REFRESH_IMAGES === '1'
+    ? join(ROOT, 'docs', 'images')
+    : mkdtempSync(join(tmpdir(), 'pushary-board-images-'))
 
 let dir: string
 let store: PusharyReviewStore
