@@ -13,7 +13,7 @@ import type { PusharyReviewStore } from './review-store.js'
 import { sqliteConnection } from './sqlite-connection.js'
 import { addPermitColumn, sqliteActionStatements, sqlitePermitStatements } from './sqlite-permits.js'
 import { sqliteStatsStatements } from './sqlite-stats.js'
-import { ACTIVE, SQLITE_NOW, sqliteOneStatementWrites, TRANSITION_TRIGGER } from './sqlite-transitions.js'
+import { ACTIVE, migrateTransitions, SQLITE_NOW, sqliteOneStatementWrites } from './sqlite-transitions.js'
 import { checkedSqliteUrl } from './sqlite-url.js'
 import { createReviewStore } from './store-core.js'
 import { ActiveRunConflict, type ReviewStoreDriver, type ReviewWriteTransaction } from './store-driver.js'
@@ -74,9 +74,6 @@ const MIGRATION = [
     at TEXT NOT NULL
   )`,
   'CREATE INDEX IF NOT EXISTS pushary_review_transitions_decision ON pushary_review_transitions (decision_id, id)',
-  // Claims and transitions are one statement each: the history row they
-  // append moves the review (sqlite-transitions.ts).
-  TRANSITION_TRIGGER,
   `CREATE TABLE IF NOT EXISTS pushary_review_receipts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     decision_id TEXT NOT NULL,
@@ -224,6 +221,9 @@ export function createSqliteReviewDriver(options: SqliteReviewStoreOptions): Rev
         await inTransaction(client, async (tx) => {
           for (const sql of MIGRATION) await tx.execute(sql)
           await addPermitColumn(tx)
+          // Claims and transitions are one statement each: the history row
+          // they append moves the review, with its notes (sqlite-transitions.ts).
+          await migrateTransitions(tx)
         })
       })
       .catch((error: unknown) => {

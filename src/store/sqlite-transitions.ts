@@ -15,7 +15,7 @@
  * so they share that clock; it is the same rule as PostgreSQL's, where the
  * server's clock times every host's lease.
  */
-import type { Client } from '@libsql/client'
+import type { Client, Transaction } from '@libsql/client'
 import type { ClaimStatement, ReviewStoreDriver, TransitionStatement } from './store-driver.js'
 
 /** The states in which a review is active: at most one per run (partial unique index). */
@@ -25,25 +25,50 @@ export const ACTIVE = "('resuming', 'uncertain')"
 export const SQLITE_NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 /**
- * The trigger, created with the tables. A transition row with a `from_state`
- * moves its review to `to_state` (the `null -> pending` row a save writes
- * has none, and moves nothing). Writes that still set the state themselves
- * before appending the row (the transaction path, and processes of an
- * earlier release sharing the file) get the same values set twice, which
- * changes nothing.
+ * The trigger, created by {@link migrateTransitions}. A transition row with a
+ * `from_state` moves its review to `to_state` (the `null -> pending` row a
+ * save writes has none, and moves nothing), and applies what the row carries
+ * beside the move: the action outcome of an ending (`action`) and the answer
+ * time a claim noted (`answered_at`, the first one kept). So a claim or an
+ * ending is still one statement, one commit, with its notes. Writes that
+ * still set the state themselves before appending the row (the transaction
+ * path, and processes of an earlier release sharing the file, whose own
+ * trigger may be re-created beside this one) get the same values set twice,
+ * which changes nothing; their rows carry no notes, which keeps what is there.
  */
-export const TRANSITION_TRIGGER = `CREATE TRIGGER IF NOT EXISTS pushary_review_transition_applies
+const TRANSITION_TRIGGER = `CREATE TRIGGER IF NOT EXISTS pushary_review_transition_applies_v2
   AFTER INSERT ON pushary_review_transitions WHEN NEW.from_state IS NOT NULL
   BEGIN
-    UPDATE pushary_reviews SET state = NEW.to_state, reason = NEW.reason, state_changed_at = NEW.at
+    UPDATE pushary_reviews SET state = NEW.to_state, reason = NEW.reason, state_changed_at = NEW.at,
+      action = coalesce(NEW.action, action), answered_at = coalesce(answered_at, NEW.answered_at)
     WHERE decision_id = NEW.decision_id;
   END`
 
+/**
+ * The history table's note columns (files written before them gain them) and
+ * the trigger that applies them, replacing the earlier release's trigger.
+ * Runs inside the migration's write transaction, after the review table's
+ * own columns exist.
+ *
+ * @example
+ * await migrateTransitions(tx)
+ */
+export async function migrateTransitions(tx: Pick<Transaction, 'execute'>): Promise<void> {
+  const columns = await tx.execute('PRAGMA table_info(pushary_review_transitions)')
+  for (const name of ['action', 'answered_at']) {
+    if (!columns.rows.some((column) => column.name === name)) {
+      await tx.execute(`ALTER TABLE pushary_review_transitions ADD COLUMN ${name} TEXT`)
+    }
+  }
+  await tx.execute('DROP TRIGGER IF EXISTS pushary_review_transition_applies')
+  await tx.execute(TRANSITION_TRIGGER)
+}
+
 const INSERT_TRANSITION =
-  'INSERT INTO pushary_review_transitions (decision_id, from_state, to_state, event, reason, at)'
+  'INSERT INTO pushary_review_transitions (decision_id, from_state, to_state, event, reason, at, answered_at, action)'
 
 const CLAIM_SQL = `${INSERT_TRANSITION}
-  SELECT decision_id, ?, ?, 'CLAIM', ?, ${SQLITE_NOW} FROM pushary_reviews
+  SELECT decision_id, ?, ?, 'CLAIM', ?, ${SQLITE_NOW}, ?, NULL FROM pushary_reviews
   WHERE decision_id = ? AND run_id = ? AND state = ?
     AND NOT EXISTS (SELECT 1 FROM pushary_reviews WHERE run_id = ? AND state IN ${ACTIVE})
   RETURNING at`
@@ -52,13 +77,6 @@ const CLAIM_SQL = `${INSERT_TRANSITION}
 // took over when the clock has not passed it, so the old holder's
 // compare-and-set on its time fails.
 const LATER_THAN_SINCE = `max(${SQLITE_NOW}, strftime('%Y-%m-%dT%H:%M:%fZ', ?, '+0.001 seconds'))`
-
-/** The action outcome set with a transition that moved (see `insertedThen`). */
-const SET_ACTION_SQL = 'UPDATE pushary_reviews SET action = ? WHERE decision_id = ? AND changes() = 1'
-
-/** The answer time noted with a claim that moved; the first time noted is kept. */
-const NOTE_ANSWERED_SQL =
-  'UPDATE pushary_reviews SET answered_at = coalesce(answered_at, ?) WHERE decision_id = ? AND changes() = 1'
 
 const transitionSql = new Map<string, string>()
 
@@ -70,7 +88,7 @@ function transitionStatement(moves: number, since: boolean): string {
     const cases = Array.from({ length: moves }, () => 'WHEN ? THEN ?').join(' ')
     const states = Array.from({ length: moves }, () => '?').join(', ')
     sql = `${INSERT_TRANSITION}
-      SELECT decision_id, state, CASE state ${cases} END, ?, ?, ${since ? LATER_THAN_SINCE : '?'}
+      SELECT decision_id, state, CASE state ${cases} END, ?, ?, ${since ? LATER_THAN_SINCE : '?'}, NULL, ?
       FROM pushary_reviews
       WHERE decision_id = ? AND state IN (${states})${since ? ' AND state_changed_at = ?' : ''}
       RETURNING at`
@@ -105,40 +123,11 @@ export function sqliteOneStatementWrites(
         throw toConflict(error)
       }
     })
-  /**
-   * A transition and one more update of its review in one transaction (one
-   * commit): the update applies only when the transition inserted its row
-   * (`changes()` is the row count of the statement before it, triggers excluded).
-   */
-  const insertedThen = (
-    operation: string,
-    sql: string,
-    args: (string | null)[],
-    then: string,
-    thenArgs: string[],
-  ) =>
-    statement(operation, async (db) => {
-      try {
-        const [moved] = await db.batch(
-          [
-            { sql, args },
-            { sql: then, args: thenArgs },
-          ],
-          'write',
-        )
-        return moved?.rows.length === 1 ? String(moved.rows[0]?.at) : null
-      } catch (error) {
-        throw toConflict(error)
-      }
-    })
   return {
     async claimInOneStatement(claim: ClaimStatement) {
       const { from, to, reason, decisionId, runId, answeredAt } = claim
-      const args = [from, to, reason, decisionId, runId, from, runId]
-      const at =
-        answeredAt === null
-          ? await inserted('claim', CLAIM_SQL, args)
-          : await insertedThen('claim', CLAIM_SQL, args, NOTE_ANSWERED_SQL, [answeredAt, decisionId])
+      const args = [from, to, reason, answeredAt, decisionId, runId, from, runId]
+      const at = await inserted('claim', CLAIM_SQL, args)
       if (at !== null) return { runId, state: from, claimed: true as const, at }
       // Nothing moved: missing, another run's, settled, or held. A review
       // that was claimable and still is lost to the run's active review and
@@ -149,14 +138,11 @@ export function sqliteOneStatementWrites(
     async transitionInOneStatement(move: TransitionStatement) {
       const args: (string | null)[] = []
       for (const { from, to } of move.moves) args.push(from, to)
-      args.push(move.event, move.reason, move.since ?? move.at, move.decisionId)
+      args.push(move.event, move.reason, move.since ?? move.at, move.action ?? null, move.decisionId)
       for (const { from } of move.moves) args.push(from)
       if (move.since !== undefined) args.push(move.since)
       const sql = transitionStatement(move.moves.length, move.since !== undefined)
-      const at =
-        move.action === undefined
-          ? await inserted(move.operation, sql, args)
-          : await insertedThen(move.operation, sql, args, SET_ACTION_SQL, [move.action, move.decisionId])
+      const at = await inserted(move.operation, sql, args)
       if (at !== null) return { moved: true as const, at }
       const row = await selectReview(move.decisionId)
       return row === null ? null : { moved: false as const, state: row.state }

@@ -394,3 +394,66 @@ describe('the SQLite indexes', () => {
     )
   })
 })
+
+describe('the SQLite history trigger', () => {
+  // The trigger and history table as the release before the notes wrote them.
+  const EARLIER_TRIGGER = `CREATE TRIGGER IF NOT EXISTS pushary_review_transition_applies
+    AFTER INSERT ON pushary_review_transitions WHEN NEW.from_state IS NOT NULL
+    BEGIN
+      UPDATE pushary_reviews SET state = NEW.to_state, reason = NEW.reason, state_changed_at = NEW.at
+      WHERE decision_id = NEW.decision_id;
+    END`
+
+  it('replaces the earlier release trigger on a file it wrote, and a claim and an ending carry their notes in one statement', async () => {
+    const earlier = createSqliteReviewStore({ url })
+    await earlier.get('dec_none')
+    await earlier.close()
+    // Back to the earlier file: its trigger, no note columns on the history.
+    await raw.execute('DROP TRIGGER pushary_review_transition_applies_v2')
+    await raw.execute('ALTER TABLE pushary_review_transitions DROP COLUMN action')
+    await raw.execute('ALTER TABLE pushary_review_transitions DROP COLUMN answered_at')
+    await raw.execute(EARLIER_TRIGGER)
+    store = createSqliteReviewStore({ url })
+    const review = agentReview()
+    await store.save(review)
+    const answeredAt = '2026-12-07T06:00:00.000Z'
+    expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt })).toBe('claimed')
+    await store.finish(review.decisionId, 'completed', undefined, {
+      outcome: 'ran',
+      reason: 'the refund ran',
+    })
+    const triggers = await raw.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    expect(triggers.rows.map((row) => row.name)).toEqual(['pushary_review_transition_applies_v2'])
+    const row = await raw.execute({
+      sql: 'SELECT state, answered_at, action FROM pushary_reviews WHERE decision_id = ?',
+      args: [review.decisionId],
+    })
+    expect(row.rows[0]).toMatchObject({ state: 'completed', answered_at: answeredAt })
+    expect(JSON.parse(String(row.rows[0]?.action))).toMatchObject({ outcome: 'ran' })
+  })
+
+  it('keeps the notes when a process of the earlier release re-creates its trigger beside this one', async () => {
+    store = createSqliteReviewStore({ url })
+    const review = agentReview()
+    await store.save(review)
+    await raw.execute(EARLIER_TRIGGER)
+    const answeredAt = '2026-12-07T06:00:00.000Z'
+    expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt })).toBe('claimed')
+    await store.finish(review.decisionId, 'completed', undefined, {
+      outcome: 'ran',
+      reason: 'the refund ran',
+    })
+    // The earlier release appends history rows without notes: they keep what is there.
+    await raw.execute({
+      sql: `INSERT INTO pushary_review_transitions (decision_id, from_state, to_state, event, reason, at)
+            VALUES (?, 'pending', 'resuming', 'CLAIM', NULL, '2026-12-07T06:01:00.000Z')`,
+      args: [review.decisionId],
+    })
+    const row = await raw.execute({
+      sql: 'SELECT answered_at, action FROM pushary_reviews WHERE decision_id = ?',
+      args: [review.decisionId],
+    })
+    expect(row.rows[0]?.answered_at).toBe(answeredAt)
+    expect(JSON.parse(String(row.rows[0]?.action))).toMatchObject({ outcome: 'ran' })
+  })
+})
