@@ -1,0 +1,183 @@
+/**
+ * Several approvers (issue 41) under SIGKILL. A 2-of-3 set on the workflow
+ * approval step, gated, in front of a protected `pay` step that writes a row
+ * to `effects.db`; Mastra on LibSQL, the SQLite review store, the local
+ * decision service over loopback HTTP. Two approvers say yes; the resume of
+ * the second one (the one that reaches the quorum) runs in a child process
+ * that is killed at one point of settling the set
+ * (`test/reliability/fixtures/approver-set-host.ts`). Then fresh processes
+ * do what a worker or operator does: reconcile, `dispatcher.recover` what is
+ * left, reconcile again.
+ *
+ * Expected at every point: the payment ran at most once (never twice); every
+ * member review ends terminal (`completed` or `stale`, or `uncertain` with a
+ * reason an operator can act on); the third approver's decision is cancelled
+ * at the service.
+ */
+import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { PusharyWorkflowReview } from '../../src/store/review-schema.js'
+import type { PusharyReviewStore } from '../../src/store/review-store.js'
+import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
+import { createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
+import { runCli } from './support/cli.js'
+import { allReviews, effectCounts } from './support/scenario.js'
+
+const HOST = 'test/reliability/fixtures/approver-set-host.ts'
+const APPROVERS = ['alice', 'bob', 'carol'] as const
+
+let env: TestEnv
+let store: PusharyReviewStore
+
+beforeAll(async () => {
+  env = await createTestEnv('approver-set-crash')
+  store = createSqliteReviewStore({ url: `file:${join(env.dir, 'reviews.db')}` })
+})
+
+afterAll(async () => {
+  await store?.close()
+  await env?.close()
+})
+
+function host<T = unknown>(args: string[], crash?: string): Promise<T> {
+  return runFixture<T>([args[0] as string, env.dir, ...args.slice(1)], {
+    script: HOST,
+    ...(crash ? { env: { PUSHARY_TEST_SET_CRASH: crash } } : {}),
+  })
+}
+
+async function reviewsOf(runId: string): Promise<PusharyWorkflowReview[]> {
+  return (await allReviews(store)).filter(
+    (review): review is PusharyWorkflowReview => review.target === 'workflow-step' && review.runId === runId,
+  )
+}
+
+interface Point {
+  crash: 'before-cancel' | 'after-cancel' | 'after-effect' | 'before-finish'
+  stage: string
+  /** Who ends it: recovery alone, or an operator (a review `uncertain` because the payment may have run). */
+  settledBy: 'recovery' | 'operator'
+}
+
+const POINTS: readonly Point[] = [
+  {
+    crash: 'before-cancel',
+    stage: 'the step decided the quorum, before the third decision is cancelled',
+    settledBy: 'recovery',
+  },
+  {
+    crash: 'after-cancel',
+    stage: 'after the cancel, before the protected step and the review endings',
+    settledBy: 'recovery',
+  },
+  { crash: 'after-effect', stage: 'inside the protected step, after its side effect', settledBy: 'operator' },
+  {
+    crash: 'before-finish',
+    stage: 'after the run finished, before the first review ending is written',
+    settledBy: 'recovery',
+  },
+]
+
+/** Drives one run to the kill; returns its run ID and the decision of each approver. */
+async function crashAt(point: Point): Promise<{ runId: string; op: string; ids: Record<string, string> }> {
+  const tag = randomUUID().slice(0, 8)
+  const runId = `set-${point.crash}-${tag}`
+  const op = `pay:${tag}`
+  const input = {
+    operationId: op,
+    question: `Pay invoice ${tag}?`,
+    approvers: { externalIds: APPROVERS.map((name) => `${name}-${tag}`), required: 2 },
+  }
+  expect(await host(['start', JSON.stringify({ input, runId })])).toMatchObject({ status: 'suspended' })
+  const reviews = await reviewsOf(runId)
+  expect(reviews).toHaveLength(3)
+  const ids = Object.fromEntries(
+    APPROVERS.map((name) => [
+      name,
+      reviews.find((review) => review.externalId === `${name}-${tag}`)?.decisionId as string,
+    ]),
+  )
+  await env.client.decisions.answer(ids.alice as string, 'yes')
+  expect(await host(['resume', JSON.stringify([ids.alice])])).toMatchObject([
+    { status: 'resumed', runStatus: 'suspended' },
+  ])
+  await env.client.decisions.answer(ids.bob as string, 'yes')
+  await expect(host(['resume', JSON.stringify([ids.bob])], point.crash)).rejects.toThrow(/SIGKILL/)
+  return { runId, op, ids }
+}
+
+/** A review still waiting: `pending`, or `resuming` (a claim a crash may have left). */
+function open(review: PusharyWorkflowReview): boolean {
+  return review.state === 'pending' || review.state === 'resuming'
+}
+
+/** The operator's part (docs/operations.md): settle an `uncertain` review from the business records. */
+async function operatorSettles(review: PusharyWorkflowReview, paid: number): Promise<void> {
+  const result = await runCli([
+    'reviews',
+    'recover',
+    review.decisionId,
+    paid > 0 ? 'completed' : 'stale',
+    '--reason',
+    paid > 0 ? 'payment found in the ledger' : 'no payment in the ledger',
+    '--db',
+    join(env.dir, 'reviews.db'),
+  ])
+  expect(result.code, result.stderr).toBe(0)
+}
+
+describe('several approvers: SIGKILL while the quorum settles, then fresh processes recover', () => {
+  it('never pays twice, ends every member review and withdraws the third question', async () => {
+    const summary: string[] = []
+    for (const point of POINTS) {
+      const { runId, op, ids } = await crashAt(point)
+      const label = point.stage
+      expect((await effectCounts(env.dir)).get(op) ?? 0, label).toBeLessThanOrEqual(1)
+
+      // What a worker does after a restart: reconcile, recover what is left, reconcile.
+      await host(['reconcile'])
+      for (let round = 0; round < 3; round++) {
+        const left = (await reviewsOf(runId)).filter(open).map((review) => review.decisionId)
+        if (left.length === 0) break
+        await host(['recover', JSON.stringify(left)])
+        await host(['reconcile'])
+      }
+      const paid = (await effectCounts(env.dir)).get(op) ?? 0
+      expect(paid, label).toBeLessThanOrEqual(1)
+
+      // After recovery: every member is terminal, or `uncertain` with a reason
+      // the operator acts on; a member still open only waits behind such a
+      // sibling (a run's resumes are serialized while one is uncertain).
+      const recovered = await reviewsOf(runId)
+      const uncertain = recovered.filter((review) => review.state === 'uncertain')
+      for (const review of uncertain) {
+        expect((await store.history(review.decisionId)).at(-1)?.reason, label).toMatch(
+          /confirm them, then store\.recover/,
+        )
+      }
+      for (const review of recovered.filter(open)) {
+        expect(uncertain.length, `${label}: ${review.externalId} left ${review.state}`).toBeGreaterThan(0)
+      }
+      for (const review of uncertain) await operatorSettles(review, paid)
+      // The next reconcile ends a member that waited behind the uncertain one.
+      if (uncertain.length > 0) await host(['reconcile'])
+
+      const final = await reviewsOf(runId)
+      const stateOf = (name: string) => final.find((review) => review.decisionId === ids[name])?.state
+      expect(paid, `${label}: an approved set pays exactly once`).toBe(1)
+      expect(stateOf('alice'), label).toBe('completed')
+      expect(stateOf('bob'), label).toBe('completed')
+      expect(stateOf('carol'), label).toBe('stale')
+      expect((await store.history(ids.carol as string)).at(-1)?.reason, label).toMatch(
+        /withdrawn \(cancelled at the service\).*settled by/,
+      )
+      expect((await env.client.decisions.get(ids.carol as string)).status, label).toBe('cancelled')
+      summary.push(
+        `${point.crash}: paid ${paid}; settled by ${uncertain.length > 0 ? 'operator' : 'recovery'}`,
+      )
+      expect(uncertain.length > 0 ? 'operator' : 'recovery', label).toBe(point.settledBy)
+    }
+    console.log(`approver-set crash points:\n${summary.join('\n')}`)
+  }, 300_000)
+})
