@@ -79,11 +79,38 @@ async function recoverUnsaved(context: DispatchContext, decisionId: string): Pro
   return resumePendingReview(context, saved)
 }
 
+/**
+ * Several approvers: another member's review that holds the run (`resuming`,
+ * or `uncertain`), or `null`. While it does, a `running` run is that
+ * member's resume (live, or crash-left for its own recovery), not a first
+ * pass this review may restart.
+ */
+async function siblingHoldingRun(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+): Promise<PusharyWorkflowReview | null> {
+  for (const decisionId of review.approverSet?.decisionIds ?? []) {
+    if (decisionId === review.decisionId) continue
+    const member = await context.store.get(decisionId)
+    if (member?.target === 'workflow-step' && (member.state === 'resuming' || member.state === 'uncertain'))
+      return member
+  }
+  return null
+}
+
 /** A `pending` review whose run never persisted its suspension. */
 async function recoverPending(
   context: DispatchContext,
   review: PusharyWorkflowReview,
 ): Promise<PusharyDispatchResult> {
+  const holder = await siblingHoldingRun(context, review)
+  if (holder) {
+    return {
+      status: 'busy',
+      decisionId: review.decisionId,
+      reason: `the review of approver ${holder.externalId} (${holder.decisionId}) is ${holder.state} and holds the run; recover that decision, this one ends with it`,
+    }
+  }
   const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
   if (snapshot && snapshot.status === 'running' && approvalProgress(snapshot, review) === 'in_progress') {
     // Killed after saving the review but before Mastra persisted the
@@ -147,6 +174,17 @@ async function recoverTakenOver(
     // The crash hit the approval step's own resume pass: nothing past it ran.
     snapshot = await restartRunForRecovery(context.mastra, review.workflowId, review.runId)
     progress = snapshot ? approvalProgress(snapshot, review) : 'ended'
+    // Several approvers: the restarted step reads every answer and settles the
+    // set itself, so the steps past it ran in this restart, not before the crash.
+    if (review.approverSet && progress === 'completed' && snapshot?.status === 'success') {
+      return completeElsewhere(
+        context,
+        review,
+        verified.answer.approved,
+        snapshot,
+        "recovered: the restarted approval step settled the approvers' set and the run finished",
+      )
+    }
   }
   if (progress === 'suspended') return resumeClaimed(context, review, verified)
   const reason = `recovery found the run ${snapshot?.status ?? 'missing'} with the approval ${progress}; inspect it before marking this review`

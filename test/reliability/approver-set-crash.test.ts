@@ -14,13 +14,16 @@
  * reason an operator can act on); the third approver's decision is cancelled
  * at the service.
  */
+import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PusharyWorkflowReview } from '../../src/store/review-schema.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
+import { nodeScript } from '../helpers/node-script.js'
 import { runCli } from './support/cli.js'
 import { allReviews, effectCounts } from './support/scenario.js'
 
@@ -58,6 +61,8 @@ interface Point {
   stage: string
   /** Who ends it: recovery alone, or an operator (a review `uncertain` because the payment may have run). */
   settledBy: 'recovery' | 'operator'
+  /** How bob's review (the resume that was killed) ends. */
+  bobEnds: RegExp
 }
 
 const POINTS: readonly Point[] = [
@@ -65,24 +70,37 @@ const POINTS: readonly Point[] = [
     crash: 'before-cancel',
     stage: 'the step decided the quorum, before the third decision is cancelled',
     settledBy: 'recovery',
+    bobEnds: /recovered: the restarted approval step settled the approvers' set and the run finished/,
   },
   {
     crash: 'after-cancel',
     stage: 'after the cancel, before the protected step and the review endings',
     settledBy: 'recovery',
+    bobEnds: /recovered: the restarted approval step settled the approvers' set and the run finished/,
   },
-  { crash: 'after-effect', stage: 'inside the protected step, after its side effect', settledBy: 'operator' },
+  {
+    crash: 'after-effect',
+    stage: 'inside the protected step, after its side effect',
+    settledBy: 'operator',
+    bobEnds: /payment found in the ledger/,
+  },
   {
     crash: 'before-finish',
     stage: 'after the run finished, before the first review ending is written',
     settledBy: 'recovery',
+    bobEnds: /recovered: the approval step had returned before the crash/,
   },
 ]
 
-/** Drives one run to the kill; returns its run ID and the decision of each approver. */
-async function crashAt(point: Point): Promise<{ runId: string; op: string; ids: Record<string, string> }> {
+/** `PUSHARY_SET_CRASH_POINTS=after-effect,before-finish` runs only those points (replaying one while debugging). */
+const ONLY = (process.env.PUSHARY_SET_CRASH_POINTS ?? '').split(',').filter(Boolean)
+
+/** Starts a run, alice says yes and is resumed, bob says yes; returns the run and each approver's decision. */
+async function quorumAnswered(
+  name: string,
+): Promise<{ runId: string; op: string; ids: Record<string, string> }> {
   const tag = randomUUID().slice(0, 8)
-  const runId = `set-${point.crash}-${tag}`
+  const runId = `set-${name}-${tag}`
   const op = `pay:${tag}`
   const input = {
     operationId: op,
@@ -103,8 +121,14 @@ async function crashAt(point: Point): Promise<{ runId: string; op: string; ids: 
     { status: 'resumed', runStatus: 'suspended' },
   ])
   await env.client.decisions.answer(ids.bob as string, 'yes')
-  await expect(host(['resume', JSON.stringify([ids.bob])], point.crash)).rejects.toThrow(/SIGKILL/)
   return { runId, op, ids }
+}
+
+/** Drives one run to the kill of bob's resume (the one that reaches the quorum) at `point`. */
+async function crashAt(point: Point): Promise<{ runId: string; op: string; ids: Record<string, string> }> {
+  const answered = await quorumAnswered(point.crash)
+  await expect(host(['resume', JSON.stringify([answered.ids.bob])], point.crash)).rejects.toThrow(/SIGKILL/)
+  return answered
 }
 
 /** A review still waiting: `pending`, or `resuming` (a claim a crash may have left). */
@@ -130,7 +154,7 @@ async function operatorSettles(review: PusharyWorkflowReview, paid: number): Pro
 describe('several approvers: SIGKILL while the quorum settles, then fresh processes recover', () => {
   it('never pays twice, ends every member review and withdraws the third question', async () => {
     const summary: string[] = []
-    for (const point of POINTS) {
+    for (const point of POINTS.filter((entry) => ONLY.length === 0 || ONLY.includes(entry.crash))) {
       const { runId, op, ids } = await crashAt(point)
       const label = point.stage
       expect((await effectCounts(env.dir)).get(op) ?? 0, label).toBeLessThanOrEqual(1)
@@ -169,6 +193,7 @@ describe('several approvers: SIGKILL while the quorum settles, then fresh proces
       expect(stateOf('alice'), label).toBe('completed')
       expect(stateOf('bob'), label).toBe('completed')
       expect(stateOf('carol'), label).toBe('stale')
+      expect((await store.history(ids.bob as string)).at(-1)?.reason, label).toMatch(point.bobEnds)
       expect((await store.history(ids.carol as string)).at(-1)?.reason, label).toMatch(
         /withdrawn \(cancelled at the service\).*settled by/,
       )
@@ -180,4 +205,41 @@ describe('several approvers: SIGKILL while the quorum settles, then fresh proces
     }
     console.log(`approver-set crash points:\n${summary.join('\n')}`)
   }, 300_000)
+})
+
+describe('several approvers: a recover while a live worker settles the set', () => {
+  it('does not restart the run under the live resume (the payment runs once)', async () => {
+    const { runId, op, ids } = await quorumAnswered('live')
+    // Bob's resume is alive, held inside the approval step at its first cancel.
+    const hold = join(env.dir, `hold-${runId}`)
+    const live = spawn(
+      process.execPath,
+      [...nodeScript(HOST), 'resume', env.dir, JSON.stringify([ids.bob])],
+      {
+        env: { ...process.env, PUSHARY_TEST_SET_HOLD_CANCEL: hold },
+        stdio: 'ignore',
+      },
+    )
+    const exited = new Promise<number | null>((resolve) => live.on('close', resolve))
+    while (!existsSync(`${hold}.held`)) await new Promise((resolve) => setTimeout(resolve, 50))
+    // Meanwhile someone recovers carol's review, still pending, from another process.
+    const [carol] = await host<{ status: string; reason?: string }[]>([
+      'recover',
+      JSON.stringify([ids.carol]),
+    ])
+    expect(carol).toMatchObject({ status: 'busy' })
+    expect(carol?.reason).toMatch(/approver bob-.* is resuming and holds the run; recover that decision/)
+    expect((await effectCounts(env.dir)).get(op) ?? 0).toBe(0)
+    writeFileSync(hold, '')
+    expect(await exited).toBe(0)
+
+    expect((await effectCounts(env.dir)).get(op) ?? 0).toBe(1)
+    const final = await reviewsOf(runId)
+    expect(final.map((review) => [review.externalId?.split('-')[0], review.state]).sort()).toEqual([
+      ['alice', 'completed'],
+      ['bob', 'completed'],
+      ['carol', 'stale'],
+    ])
+    expect((await env.client.decisions.get(ids.carol as string)).status).toBe('cancelled')
+  }, 120_000)
 })
