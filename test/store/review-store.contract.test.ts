@@ -441,7 +441,9 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       const review = agentReview()
       await store.save(review)
       expect(
-        await storeError(store.claim(review.decisionId, review.runId, undefined, { answeredAt: 'yesterday' })),
+        await storeError(
+          store.claim(review.decisionId, review.runId, undefined, { answeredAt: 'yesterday' }),
+        ),
       ).toEqual({ code: 'invalid_argument', field: 'note.answeredAt' })
       expect((await store.get(review.decisionId))?.state).toBe('pending')
       const now = new Date()
@@ -449,14 +451,20 @@ describe.each(STORE_KINDS)('$name review store', (kind) => {
       const answeredPending = async () => (await store.stats(window)).pending.answered
       const before = await answeredPending()
       const first = new Date(now.getTime() - 60_000).toISOString()
-      expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt: first })).toBe('claimed')
+      expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt: first })).toBe(
+        'claimed',
+      )
       await store.finish(review.decisionId, 'pending', 'released')
       expect(await answeredPending()).toBe(before + 1)
       const later = new Date(now.getTime() - 1_000).toISOString()
-      expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt: later })).toBe('claimed')
+      expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt: later })).toBe(
+        'claimed',
+      )
       await store.finish(review.decisionId, 'completed')
       // A claim that does not move the review notes nothing.
-      expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt: later })).toBe('settled')
+      expect(await store.claim(review.decisionId, review.runId, undefined, { answeredAt: later })).toBe(
+        'settled',
+      )
       expect(await answeredPending()).toBe(before)
     })
 
