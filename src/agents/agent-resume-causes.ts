@@ -32,7 +32,8 @@ export type PusharyAgentReviewAction = 'approved' | 'declined' | 'answered'
 
 /** Where the review's workflow run stands. */
 export type ReviewRunState =
-  | { state: 'waiting' }
+  /** Waiting on this decision; `context` is the run's step context as just read (the ask's trace reference). */
+  | { state: 'waiting'; context: Record<string, unknown> }
   | { state: 'resuming'; runId: string }
   | {
       state: 'finished'
@@ -84,7 +85,7 @@ export async function reviewRunState(
         | { suspendPayload?: { decisionId?: unknown } }
         | undefined
       return ask?.suspendPayload?.decisionId === review.decisionId
-        ? { state: 'waiting' }
+        ? { state: 'waiting', context: snapshot.context }
         : { state: 'ended', runId, status: 'suspended on another decision' }
     }
     case 'running':

@@ -208,7 +208,13 @@ export async function resumeAgentReview<TOutput = unknown>(
   // each of which reads the review run again.
   const before = await reviewRunState(mastra, review, operation)
 
-  const spans = await agentResumeSpans(mastra, review, decision, answer)
+  const spans = await agentResumeSpans(
+    mastra,
+    review,
+    decision,
+    answer,
+    before.state === 'waiting' ? before.context : undefined,
+  )
   const claim = await claimNotingAnswer(input.store, decisionId, review.runId, answeredAt)
   spans.claimed(claim)
   if (claim !== 'claimed') return spans.ended(await claimRefused(input.store, review, claim))

@@ -26,9 +26,11 @@ export async function agentResumeSpans(
   review: PusharyAgentReview,
   decision: Decision,
   answer: PusharyAnswer,
+  /** The review run's step context the caller just read, when it did (no second read). */
+  known?: Record<string, unknown>,
 ): Promise<ResumeSpans> {
-  let context: Record<string, unknown> | undefined
-  if (tracingInstance(mastra)) {
+  let context = known
+  if (context === undefined && tracingInstance(mastra)) {
     try {
       const { runId } = agentWorkflowBinding(review, 'resumePusharyAgentReview')
       context = (await loadRunSnapshot(mastra, AGENT_REVIEW_WORKFLOW_ID, runId))?.context
