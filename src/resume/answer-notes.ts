@@ -16,13 +16,18 @@ interface ReadDecision {
 
 /**
  * The service's answer time when it sent a valid one, else `now` (the time
- * the resume first read the settled decision).
+ * the resume first read the settled decision). A time outside four-digit
+ * years (`+275760-…`) is not one the store takes, and a note must never stop
+ * a resume: it counts as absent too.
  */
 function answerTime(decision: ReadDecision, now: Date): string {
   const said = decision.answeredAt
   if (typeof said === 'string' && said !== '') {
     const parsed = Date.parse(said)
-    if (!Number.isNaN(parsed)) return new Date(parsed).toISOString()
+    if (!Number.isNaN(parsed)) {
+      const iso = new Date(parsed).toISOString()
+      if (/^\d{4}-/.test(iso)) return iso
+    }
   }
   return now.toISOString()
 }
