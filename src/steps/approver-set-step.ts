@@ -110,6 +110,7 @@ export async function runApproverSetStep<S>(
       operationId: call.input.operationId,
       question: call.question,
       parent,
+      approverSet: { required: call.rule.required },
     },
     question: call.question,
     input: call.input,

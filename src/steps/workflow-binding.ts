@@ -20,6 +20,8 @@ export interface PusharyWorkflowBinding {
   question: PusharyQuestion
   /** Set on the child run of a multi-item approval: the batch step that fanned it out. */
   parent?: PusharyReviewParent | undefined
+  /** Set on each member of several approvers: how many approvals the set needs. */
+  approverSet?: { required: number } | undefined
 }
 
 /**
@@ -32,6 +34,21 @@ export interface PusharyWorkflowBinding {
  */
 export function batchGroupKey(parent: Pick<PusharyReviewParent, 'workflowId' | 'runId' | 'stepId'>): string {
   return `b_${deterministicKey(['batch-group', parent.workflowId, parent.runId, parent.stepId])}`
+}
+
+/**
+ * The group key every member of one set of approvers carries in its decision
+ * context (`approverSet`): the same for all approvers one step of one run
+ * asks (escalated ones included), different for any other. A reviewer page
+ * counts the set's answers by it.
+ *
+ * @example
+ * approverSetGroupKey({ workflowId: 'payment', runId: 'run-1', stepId: 'approve' }) // 'a_9d41…'
+ */
+export function approverSetGroupKey(
+  binding: Pick<PusharyWorkflowBinding, 'workflowId' | 'runId' | 'stepId'>,
+): string {
+  return `a_${deterministicKey(['approver-set', binding.workflowId, binding.runId, binding.stepId])}`
 }
 
 /**
@@ -77,6 +94,9 @@ export function workflowBindingContext(binding: PusharyWorkflowBinding): string 
     // context is byte for byte what it was before batches were grouped.
     batch: binding.parent === undefined ? undefined : batchGroupKey(binding.parent),
     batchItem: binding.parent?.itemIndex,
+    // Only members of several approvers carry these.
+    approverSet: binding.approverSet === undefined ? undefined : approverSetGroupKey(binding),
+    approversRequired: binding.approverSet?.required,
   })
   if (context.length > PUSHARY_LIMITS.contextMax) {
     throw new PusharyValidationError({
