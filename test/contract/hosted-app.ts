@@ -1,7 +1,8 @@
 /**
  * The application the end-to-end contract tests drive against the hosted
  * fake: real Mastra on a LibSQL file, the SQLite review store, a workflow
- * with the approval step and gate (and a short-lived twin), the batch step,
+ * with the approval step and gate (and a short-lived twin, and one whose
+ * approvers come with each run's input), the batch step,
  * the refund agent (`requireApproval`), two asking agents (deferred and
  * blocking ask tool), and the dispatcher behind a real HTTP callback
  * endpoint. Side effects are rows in a SQLite table, counted per business key.
@@ -214,6 +215,26 @@ export async function startHostedApp() {
     .then(pusharyGate())
     .then(refund)
     .commit()
+  // Several approvers (issue 41): each run names its set in its input.
+  const setRefund = createStep({
+    id: 'set-refund',
+    inputSchema: pusharyApprovedAnswerSchema,
+    outputSchema: z.object({ refunded: z.literal(true) }),
+    execute: async ({ getInitData }) => {
+      await record('approver-set-refund', getInitData<{ operationId: string }>().operationId)
+      return { refunded: true as const }
+    },
+  })
+  const approverSet = createWorkflow({
+    id: 'hosted-refund-approvers',
+    inputSchema: pusharyApprovalStepInputSchema,
+    outputSchema: z.unknown(),
+    options: { autoRestartActiveRuns: false },
+  })
+    .then(pusharyApprovalStep({ client, store }, { id: 'approve', callbackUrl: bridge.url }))
+    .then(pusharyGate())
+    .then(setRefund)
+    .commit()
   // Many items: one child run per item, the parent resumed once all settled.
   const item = createPusharyApprovalWorkflow(
     { client, store },
@@ -241,7 +262,7 @@ export async function startHostedApp() {
     .commit()
   const refunder = createRefundAgent((orderId) => record('agent-refund', orderId))
   const mastra = new Mastra({
-    workflows: { workflow, shortLived, item, batch },
+    workflows: { workflow, shortLived, approverSet, item, batch },
     agents: {
       refunder,
       asker: createAskerAgent('asker', client, record),
