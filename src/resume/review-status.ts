@@ -49,6 +49,9 @@ import { claimedElsewhere } from './claim-lease.js'
  * - `run_ended`: the run that asked ended without using the decision; the
  *   question was withdrawn (cancelled) so nobody approves what will never
  *   run (`stale`, action `not_run`).
+ * - `awaiting_approvers`: several approvers: this approver's answer was
+ *   counted and the set waits on the others (`pending`; the review itself
+ *   ended `completed`, nothing ran yet).
  *
  * @example
  * if (outcome.status === 'stale' && outcome.reasonCode === 'resumed_outside') await alertOperator(outcome.reason)
@@ -79,6 +82,7 @@ export type PusharyReasonCode =
   | 'tool_failed'
   | 'tool_input_refused'
   | 'run_ended'
+  | 'awaiting_approvers'
 
 /** What a settled (terminal) review reports. */
 export type SettledReviewResult =
