@@ -26,6 +26,7 @@ export const TEST_SCRIPTS = [
   'test/reliability/fixtures/permit-host.ts',
   'test/reliability/fixtures/pg-worker.ts',
   'test/reliability/fixtures/approver-set-host.ts',
+  'test/reliability/fixtures/approver-set-pg-host.ts',
   'test/store/fixtures/claim-worker.ts',
   'test/store/fixtures/claim-answers-worker.ts',
   'test/store/fixtures/lease-process.ts',
