@@ -12,7 +12,7 @@ import type { Mastra } from '@mastra/core/mastra'
 import { checkWorkerConfiguration } from '../agents/dispatcher.js'
 import { recoverAsOperator } from '../resume/operator-recovery.js'
 import { createPostgresReviewStore } from '../store/postgres-store.js'
-import type { PusharyReview } from '../store/review-schema.js'
+import type { PusharyReview, ReviewPermit } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { createSqliteReviewStore } from '../store/sqlite-store.js'
 import { isPusharyStoreError } from '../store/store-error.js'
@@ -120,14 +120,18 @@ async function show(
   const run = mastra ? await readRun(mastra, review) : null
   // What happened to the approved action, as the ending read it from the evidence.
   const action = await store.actionOf(command.decisionId)
+  // The permit a protected step spent on this decision (withPusharyPermit).
+  const permit = await store.permitOf(command.decisionId)
   if (json) {
-    io.stdout.write(`${terminalSafe(JSON.stringify({ review, action, claim, history, receipts, run }))}\n`)
+    const shown = { review, action, permit, claim, history, receipts, run }
+    io.stdout.write(`${terminalSafe(JSON.stringify(shown))}\n`)
     return 0
   }
   const lines = [
     `decision   ${review.decisionId}`,
     `state      ${review.state} since ${claim?.since ?? '?'}${review.state === 'resuming' ? ' (a live holder keeps this time moving)' : ''}`,
     `action     ${action ? `${action.outcome} (${action.at}): ${action.reason}` : 'not recorded'}`,
+    `permit     ${permit ? describePermit(review, permit) : review.target === 'workflow-step' && review.approverSet ? 'none on this decision (the set spends one, on the approval that settled it: see approvers)' : 'none'}`,
     `target     ${review.target}: ${where(review)}`,
     `binding    ${JSON.stringify(review)}`,
     'history',
@@ -150,7 +154,25 @@ async function show(
   return 0
 }
 
-/** Several approvers: every member's review, its state and how it ended (the set's record). */
+/** Which permit was spent on which decision, for what, and (several approvers) on which set. */
+function describePermit(review: PusharyReview, permit: ReviewPermit): string {
+  const set = review.target === 'workflow-step' ? review.approverSet : undefined
+  const who = (decisionId: string) => {
+    const index = set?.decisionIds.indexOf(decisionId) ?? -1
+    return index === -1 ? decisionId : `${decisionId} (${set?.externalIds[index]})`
+  }
+  const { toolName, toolTarget, externalId } = permit.action
+  const spentOn = set ? who(review.decisionId) : `${review.decisionId}${externalId ? ` (${externalId})` : ''}`
+  const settled = permit.settledBy
+    ? `; the approvers' set was settled by ${permit.settledBy.map(who).join(', ')}`
+    : ''
+  return `${permit.permitId} spent on decision ${spentOn} for ${toolName}${toolTarget ? ` ${toolTarget}` : ''} at ${permit.consumedAt}${settled}`
+}
+
+/**
+ * Several approvers: every member's review, its state and how it ended (the
+ * set's record), and the permit on the member whose approval settled it.
+ */
 async function approverLines(store: PusharyReviewStore, review: PusharyReview): Promise<string[]> {
   if (review.target !== 'workflow-step' || !review.approverSet) return []
   const set = review.approverSet
@@ -160,8 +182,9 @@ async function approverLines(store: PusharyReviewStore, review: PusharyReview): 
   for (const [index, decisionId] of set.decisionIds.entries()) {
     const member = await store.get(decisionId)
     const last = (await store.history(decisionId)).at(-1)
+    const permit = await store.permitOf(decisionId)
     lines.push(
-      `  ${set.externalIds[index] ?? '?'}  ${decisionId}  ${member?.state ?? 'missing'}${last?.reason ? `  "${last.reason}"` : ''}`,
+      `  ${set.externalIds[index] ?? '?'}  ${decisionId}  ${member?.state ?? 'missing'}${last?.reason ? `  "${last.reason}"` : ''}${permit ? `  permit ${permit.permitId}` : ''}`,
     )
   }
   return lines

@@ -12,6 +12,10 @@
  * a crash inside the action leaves a permit without a receipt (`uncertain`,
  * "may have started"); a crash after the receipt leaves the outcome at the
  * service, which `recover` reads back and settles without asking anyone.
+ *
+ * After several approvers the permit is spent on the approval that reached
+ * the quorum, once the rest of the set is proven (`permit-approver-set.ts`);
+ * the set's `settledBy` is kept beside the permit.
  */
 import type { Mastra } from '@mastra/core/mastra'
 import { createStep } from '@mastra/core/workflows'
@@ -27,6 +31,7 @@ import {
 import type { PusharyReviewStore } from '../store/review-store.js'
 import { pusharyApprovedAnswerSchema } from './gate-step.js'
 import { PUSHARY_GUARD_METADATA_KEY } from './gate-warning.js'
+import { permitApproverSet } from './permit-approver-set.js'
 
 /**
  * Request-context key under which the approval step's resume pass names the
@@ -61,6 +66,8 @@ export const pusharyPermitRefusedSchema = z.object({
   reason: z.string(),
   decisionId: z.string(),
   executionState: z.enum(['running', 'succeeded', 'failed', 'unknown']).optional(),
+  /** Several approvers: the decisions that settled the set (`decisionId` is the last). */
+  settledBy: z.array(z.string()).optional(),
 })
 /** @example const r: PusharyPermitRefused = { outcome: 'refused', refusal: 'expired', reason: '…', decisionId: 'dec_1' } */
 export type PusharyPermitRefused = z.infer<typeof pusharyPermitRefusedSchema>
@@ -83,8 +90,12 @@ export interface PusharyPermitContext<TInput, TInit = unknown> {
   inputData: TInput
   /** The run's own input (what `run.start({ inputData })` was given; parsed by `initSchema` when set). */
   initData: TInit
-  /** The permit this run holds, and the decision it spent. */
-  permit: { permitId: string; decisionId: string }
+  /**
+   * The permit this run holds, and the decision it spent. After several
+   * approvers, that decision is the approval that reached the quorum and
+   * `settledBy` lists every approval that settled the set (it last).
+   */
+  permit: { permitId: string; decisionId: string; settledBy?: string[] }
   mastra: Mastra | undefined
   runId: string
   workflowId: string
@@ -268,7 +279,16 @@ export function withPusharyPermit<
     metadata: { [PUSHARY_GUARD_METADATA_KEY]: 'permit' },
     inputSchema,
     outputSchema: options.outputSchema,
-    execute: async ({ inputData, getInitData, requestContext, bail, mastra, runId, workflowId }) => {
+    execute: async ({
+      inputData,
+      getInitData,
+      getStepResult,
+      requestContext,
+      bail,
+      mastra,
+      runId,
+      workflowId,
+    }) => {
       const initData = readInitData(initSchema, getInitData())
       const action =
         typeof options.action === 'function'
@@ -277,14 +297,22 @@ export function withPusharyPermit<
       const approved = requestContext?.get(PUSHARY_APPROVED_CONTEXT_KEY as never) as
         | Record<string, unknown>
         | undefined
-      const decision = await approvedDecision(client, approved?.[approvalStepId.data], {
-        workflowId,
-        runId,
-        stepId: approvalStepId.data,
-      })
+      const where = { workflowId, runId, stepId: approvalStepId.data }
+      const decision = await approvedDecision(client, approved?.[approvalStepId.data], where)
       const decisionId = decision.decisionId
+      // Several approvers: one permit, on the approval that reached the
+      // quorum, once the rest of the set is proven at the service.
+      const set = await permitApproverSet(
+        client,
+        decision,
+        getStepResult(approvalStepId.data),
+        where,
+        action.parameters,
+      )
+      const settledBy = set ? { settledBy: set.settledBy } : {}
       const request = {
         ...action,
+        ...(set ? { parameters: set.parameters } : {}),
         authorizationId: decisionId,
         ...(decision.externalId === null ? {} : { externalId: decision.externalId }),
       }
@@ -309,6 +337,7 @@ export function withPusharyPermit<
           reason: consumed.reason,
           decisionId,
           ...(consumed.executionState === undefined ? {} : { executionState: consumed.executionState }),
+          ...settledBy,
         }
         return bail(refused)
       }
@@ -320,6 +349,7 @@ export function withPusharyPermit<
             permitId,
             action: spentAction,
             consumedAt: new Date().toISOString(),
+            ...settledBy,
           })
         } catch (error) {
           // Fail closed: an action the store cannot account for does not run.
@@ -335,7 +365,7 @@ export function withPusharyPermit<
         output = await options.execute({
           inputData: inputData as TInput,
           initData,
-          permit: { permitId, decisionId },
+          permit: { permitId, decisionId, ...settledBy },
           mastra,
           runId,
           workflowId,
@@ -352,7 +382,11 @@ export function withPusharyPermit<
         outcome: 'succeeded',
         summary: short(options.summary?.(output) ?? 'succeeded'),
       })
-      log?.info(`[pushary] "${stepId.data}" ran once under permit ${permitId} (decision ${decisionId})`)
+      log?.info(
+        `[pushary] "${stepId.data}" ran once under permit ${permitId} (decision ${decisionId}${
+          set ? `; the approvers' set was settled by ${set.settledBy.join(', ')}` : ''
+        })`,
+      )
       return output
     },
   })

@@ -231,6 +231,11 @@ export const reviewPermitSchema = z.object({
     parameters: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   }),
   consumedAt: z.iso.datetime(),
+  /**
+   * Several approvers: the decisions whose approvals settled the set, in
+   * answer order. The permit was spent on this review's decision, the last.
+   */
+  settledBy: z.array(idSchema).min(1).optional(),
 })
 
 /** @example const permit: ReviewPermit | null = await store.permitOf('dec_1') */
