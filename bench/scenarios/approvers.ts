@@ -1,0 +1,285 @@
+/**
+ * Issue 41's cost bar: "a 3-approver decision adds no more than the cost of
+ * its extra creates and one settle". One workflow (approval step, gate,
+ * protected step) on its own Mastra LibSQL file, with the bench's decision
+ * service (loopback HTTP), client and SQLite review store, run two ways in
+ * turning order:
+ * - A, one approver: `createRun` + `start` until suspended, the answer, then
+ *   `dispatcher.resumeDecision` until the protected step ran;
+ * - B, 2 of 3 (the same workflow, `approvers` in the input): `start` until
+ *   suspended on three decisions, two answers, each approval dispatched (the
+ *   first resume applies it and the run waits on; the second settles the
+ *   set, runs the protected step once and withdraws the third decision).
+ * The answers are the people's side and are not timed: A and B time only the
+ * package's calls (the start and every resume). In the same rounds, the
+ * parts the bound is made of: one `client.decisions.create` shaped like a
+ * member's (its context, idempotency key and card parameters) and one
+ * `client.decisions.cancel` of an open decision, against the same service.
+ * The settle is B's first resume (a member resume that does not complete the
+ * run) plus the third decision's withdrawal (one cancel).
+ */
+import { join } from 'node:path'
+import { Mastra } from '@mastra/core/mastra'
+import { createStep, createWorkflow } from '@mastra/core/workflows'
+import { LibSQLStore } from '@mastra/libsql'
+import { z } from 'zod/v4'
+import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
+import { pusharyAnswerSchema } from '../../src/pushary/question.js'
+import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
+import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
+import { approverCardParameters } from '../../src/steps/approver-set.js'
+import { pusharyGate } from '../../src/steps/gate-step.js'
+import { workflowApprovalKey, workflowBindingContext } from '../../src/steps/workflow-binding.js'
+import { type BenchEnv, EXTERNAL_ID } from '../lib/env.js'
+import type { Row } from '../lib/report.js'
+import { inTurningOrder, median, summarize, timed } from '../lib/stats.js'
+
+const GROUP = '10. Several approvers'
+const WORKFLOW_ID = 'approvers-bench'
+const APPROVERS = ['bench-alice', 'bench-bob', 'bench-carol']
+const RULE = { externalIds: APPROVERS, required: 2, veto: true }
+
+interface Started {
+  status: string
+  steps?: Record<
+    string,
+    { suspendPayload?: { decisionId?: string; approvers?: { externalId: string; decisionId: string }[] } }
+  >
+}
+interface RunLike {
+  runId: string
+  start(params: { inputData: unknown }): Promise<Started>
+}
+interface WorkflowLike {
+  createRun(options?: { runId?: string }): Promise<RunLike>
+}
+
+/** The workflow both paths run, on its own Mastra, and the dispatcher over it. */
+function approversSide(env: BenchEnv) {
+  const effects = { protected: 0 }
+  const config = { client: env.client, store: env.store }
+  const workflow = createWorkflow({
+    id: WORKFLOW_ID,
+    inputSchema: pusharyApprovalStepInputSchema,
+    outputSchema: z.object({ done: z.literal(true) }),
+    options: { autoRestartActiveRuns: false },
+  })
+    .then(pusharyApprovalStep(config, { id: 'approve' }))
+    .then(pusharyGate())
+    .then(
+      createStep({
+        id: 'protected',
+        inputSchema: pusharyAnswerSchema,
+        outputSchema: z.object({ done: z.literal(true) }),
+        execute: async () => {
+          effects.protected++
+          return { done: true as const }
+        },
+      }),
+    )
+    .commit()
+  const mastra = new Mastra({
+    storage: new LibSQLStore({ id: 'approvers', url: `file:${join(env.dir, 'mastra-approvers.db')}` }),
+    workflows: { [WORKFLOW_ID]: workflow },
+    logger: false,
+  })
+  const dispatcher = createPusharyDispatcher({
+    mastra,
+    client: env.client,
+    store: env.store,
+    webhookSecret: env.service.webhookSecret,
+  })
+  return {
+    mastra,
+    dispatcher,
+    effects,
+    workflow: () => mastra.getWorkflow(WORKFLOW_ID) as unknown as WorkflowLike,
+  }
+}
+type ApproversSide = ReturnType<typeof approversSide>
+
+const question = (operationId: string) => `Approve ${operationId}?`
+
+/** Times `createRun` + `start` until the step suspended. */
+async function timedStart(side: ApproversSide, inputData: Record<string, unknown>) {
+  const started = await timed(async () => {
+    const run = await side.workflow().createRun()
+    return run.start({ inputData })
+  })
+  if (started.value.status !== 'suspended') throw new Error(`start ended ${started.value.status}`)
+  return { ms: started.ms, payload: started.value.steps?.approve?.suspendPayload }
+}
+
+async function timedResume(side: ApproversSide, decisionId: string, runStatus: 'suspended' | 'success') {
+  const resumed = await timed(() => side.dispatcher.resumeDecision(decisionId))
+  const value = resumed.value
+  if (value.status !== 'resumed' || value.runStatus !== runStatus) {
+    throw new Error(`resumeDecision ended ${value.status}/${'runStatus' in value ? value.runStatus : ''}`)
+  }
+  return resumed.ms
+}
+
+/** A's timed parts: the start and the one resume. */
+interface OneSample {
+  totalMs: number
+  startMs: number
+  resumeMs: number
+}
+
+/** B's timed parts: the start, the first (member) resume and the resume that settles the set. */
+interface SetSample {
+  totalMs: number
+  startMs: number
+  memberResumeMs: number
+  settleMs: number
+}
+
+/** A: one approver, start → suspended, answer, dispatched → protected step done. */
+async function oneApprover(env: BenchEnv, side: ApproversSide, operationId: string): Promise<OneSample> {
+  const asked = await timedStart(side, {
+    operationId,
+    question: question(operationId),
+    type: 'confirm',
+    externalId: EXTERNAL_ID,
+  })
+  const decisionId = asked.payload?.decisionId
+  if (!decisionId) throw new Error('one approver: no decision')
+  await env.client.decisions.answer(decisionId, 'yes')
+  const before = side.effects.protected
+  const resumeMs = await timedResume(side, decisionId, 'success')
+  if (side.effects.protected !== before + 1)
+    throw new Error('one approver: the protected step did not run once')
+  return { totalMs: asked.ms + resumeMs, startMs: asked.ms, resumeMs }
+}
+
+async function twoOfThree(env: BenchEnv, side: ApproversSide, operationId: string): Promise<SetSample> {
+  const asked = await timedStart(side, {
+    operationId,
+    question: question(operationId),
+    type: 'confirm',
+    approvers: { externalIds: APPROVERS, required: 2 },
+  })
+  const members = asked.payload?.approvers ?? []
+  const [alice, bob, carol] = APPROVERS.map(
+    (name) => members.find((member) => member.externalId === name)?.decisionId as string,
+  )
+  if (!alice || !bob || !carol) throw new Error(`2 of 3: ${members.length} decisions asked`)
+  const before = side.effects.protected
+  await env.client.decisions.answer(alice, 'yes')
+  const memberResumeMs = await timedResume(side, alice, 'suspended')
+  await env.client.decisions.answer(bob, 'yes')
+  const settleMs = await timedResume(side, bob, 'success')
+  // Checked outside the timed part: the action ran once, the third question was withdrawn.
+  if (side.effects.protected !== before + 1) throw new Error('2 of 3: the protected step did not run once')
+  const third = await env.client.decisions.get(carol)
+  const review = await env.store.get(carol)
+  if (third.status !== 'cancelled' || review?.state !== 'stale') {
+    throw new Error(`2 of 3: the third decision is ${third.status}, its review ${review?.state}`)
+  }
+  return { totalMs: asked.ms + memberResumeMs + settleMs, startMs: asked.ms, memberResumeMs, settleMs }
+}
+
+/** One create shaped like a member's: its binding context, idempotency key and card parameters. */
+async function memberCreate(env: BenchEnv, operationId: string): Promise<number> {
+  const binding = {
+    workflowId: WORKFLOW_ID,
+    runId: `create-${operationId}`,
+    stepId: 'approve',
+    operationId,
+    externalId: 'bench-dave',
+    question: { question: question(operationId), type: 'confirm' as const },
+    approverSet: { required: 2 },
+  }
+  const created = await timed(() =>
+    env.client.decisions.create({
+      question: question(operationId),
+      type: 'confirm',
+      externalId: binding.externalId,
+      parameters: approverCardParameters(RULE, binding.externalId, undefined),
+      context: workflowBindingContext(binding),
+      idempotencyKey: workflowApprovalKey(binding),
+    }),
+  )
+  if (!created.value.decisionId) throw new Error('create returned no decision')
+  return created.ms
+}
+
+/** One cancel of an open decision (asked untimed first). */
+async function cancelOpen(env: BenchEnv, operationId: string): Promise<number> {
+  const asked = await env.client.decisions.create({
+    question: question(operationId),
+    type: 'confirm',
+    externalId: 'bench-erin',
+  })
+  const cancelled = await timed(() => env.client.decisions.cancel(asked.decisionId))
+  const after = await env.client.decisions.get(asked.decisionId)
+  if (after.status !== 'cancelled') throw new Error(`cancel left the decision ${after.status}`)
+  return cancelled.ms
+}
+
+export async function benchApprovers(
+  env: BenchEnv,
+  options: { warmups: number; samples: number },
+): Promise<Row[]> {
+  const side = approversSide(env)
+  try {
+    const taken = await inTurningOrder(options, {
+      one: (round) => oneApprover(env, side, `one-${round}`),
+      set: (round) => twoOfThree(env, side, `set-${round}`),
+      create: (round) => memberCreate(env, `create-${round}`),
+      cancel: (round) => cancelOpen(env, `cancel-${round}`),
+    })
+    const ones = taken.one.map((sample) => sample.totalMs)
+    const a = median(ones)
+    const of = <T>(samples: T[], pick: (sample: T) => number) => median(samples.map(pick)).toFixed(1)
+    const create = median(taken.create)
+    const cancel = median(taken.cancel)
+    const memberResume = median(taken.set.map((sample) => sample.memberResumeMs))
+    const bound = a + 2 * create + memberResume + cancel
+    const params = `${options.samples} runs a path after ${options.warmups} warm-ups, in turning order, one process, loopback; answers not timed`
+    const row = (scenario: string, samples: number[], extra: Partial<Row> = {}): Row => {
+      const summary = summarize(samples)
+      return {
+        group: GROUP,
+        scenario,
+        params,
+        unit: 'ms',
+        median: summary.median,
+        p95: summary.p95,
+        p99: summary.p99,
+        ...extra,
+      }
+    }
+    const b = taken.set.map((sample) => sample.totalMs)
+    return [
+      row(
+        'A, one approver: `start` → suspended, answer, `dispatcher.resumeDecision` → protected step done',
+        ones,
+        {
+          note: `start ${of(taken.one, (s) => s.startMs)} ms, resume ${of(taken.one, (s) => s.resumeMs)} ms (medians)`,
+        },
+      ),
+      row(
+        'B, 2 of 3, same workflow: `start` (3 creates) → suspended, two approve, each dispatched → protected step done once, third withdrawn',
+        b,
+        {
+          baseline: { label: 'bound A + 2·create + 1·member resume + 1·cancel', value: bound },
+          note: `start ${of(taken.set, (s) => s.startMs)} ms, first resume ${of(taken.set, (s) => s.memberResumeMs)} ms, settling resume ${of(taken.set, (s) => s.settleMs)} ms (medians); the bound sums medians: A, two extra creates (the call; the two extra review saves are not in it) and one settle = a member resume that applies an approval without completing the run + the cancel that withdraws the third`,
+          target: '≤ A + 2·create + 1·settle',
+          met: median(b) <= bound,
+        },
+      ),
+      row(
+        'part: `client.decisions.create` shaped like a member (context, idempotency key, card)',
+        taken.create,
+      ),
+      row(
+        "part: member resume that does not complete the run (B's first approval: GET, claim, run.resume re-reading the set, suspend, finish)",
+        taken.set.map((sample) => sample.memberResumeMs),
+      ),
+      row('part: `client.decisions.cancel` of an open decision', taken.cancel),
+    ]
+  } finally {
+    await side.mastra.shutdown()
+  }
+}
