@@ -193,10 +193,14 @@ export async function endOtherMembers(
   review: PusharyWorkflowReview,
   snapshot?: RunSnapshotView | null,
 ): Promise<void> {
-  const ids = review.approverSet?.decisionIds ?? []
   const run = snapshot ?? (await loadRunSnapshot(context.mastra, review.workflowId, review.runId))
   const set = run ? settledSetOf(run.context, review.stepId) : null
   if (!set) return
+  // The set's output lists every member asked, escalated tiers included
+  // (a member asked before an escalation does not know the later ones).
+  const ids = [
+    ...new Set([...(review.approverSet?.decisionIds ?? []), ...set.approvers.map((m) => m.decisionId)]),
+  ]
   const log = context.mastra.getLogger()
   for (const decisionId of ids) {
     if (decisionId === review.decisionId) continue

@@ -16,6 +16,7 @@ import { recordActionOutcome } from './action-evidence.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { readPermitEvidence } from './permit-evidence.js'
+import { errorMessage } from './resume-error.js'
 import { restartRunForRecovery } from './resume-guard.js'
 import { completeElsewhere, endReview } from './review-endings.js'
 import { claimLease, type DispatchContext } from './review-kinds.js'
@@ -88,8 +89,20 @@ async function recoverUnsaved(context: DispatchContext, decisionId: string): Pro
 async function siblingHoldingRun(
   context: DispatchContext,
   review: PusharyWorkflowReview,
+  snapshot: RunSnapshotView | null,
 ): Promise<PusharyWorkflowReview | null> {
-  for (const decisionId of review.approverSet?.decisionIds ?? []) {
+  if (!review.approverSet) return null
+  // Members asked by a later escalation are in the run's suspend payload, not
+  // in the set this review was saved with.
+  const payload = (
+    snapshot?.context[review.stepId] as { suspendPayload?: { approvers?: unknown } } | undefined
+  )?.suspendPayload
+  const asked = Array.isArray(payload?.approvers)
+    ? payload.approvers.flatMap((member: { decisionId?: unknown }) =>
+        typeof member?.decisionId === 'string' ? [member.decisionId] : [],
+      )
+    : []
+  for (const decisionId of new Set([...review.approverSet.decisionIds, ...asked])) {
     if (decisionId === review.decisionId) continue
     const member = await context.store.get(decisionId)
     if (member?.target === 'workflow-step' && (member.state === 'resuming' || member.state === 'uncertain'))
@@ -103,7 +116,8 @@ async function recoverPending(
   context: DispatchContext,
   review: PusharyWorkflowReview,
 ): Promise<PusharyDispatchResult> {
-  const holder = await siblingHoldingRun(context, review)
+  const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
+  const holder = await siblingHoldingRun(context, review, snapshot)
   if (holder) {
     return {
       status: 'busy',
@@ -111,7 +125,6 @@ async function recoverPending(
       reason: `the review of approver ${holder.externalId} (${holder.decisionId}) is ${holder.state} and holds the run; recover that decision, this one ends with it`,
     }
   }
-  const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
   if (snapshot && snapshot.status === 'running' && approvalProgress(snapshot, review) === 'in_progress') {
     // Killed after saving the review but before Mastra persisted the
     // suspension: only the first pass ran, so a restart asks nothing new.
@@ -129,12 +142,44 @@ async function recoverClaimed(
   const problem = await checkedCapability(context.mastra, review, context.kinds.agent.capabilityProblem)
   if (problem) return { status: 'misconfigured', decisionId, ...problem }
   const verified = await verifiedAnswer(context, review)
-  if ('status' in verified) return verified
+  if ('status' in verified) {
+    // A waiting member claimed only to wake its run for an escalation.
+    if (verified.status === 'pending' && review.approverSet?.escalation) return recoverWake(context, review)
+    return verified
+  }
   const refused = await takeOver(context, decisionId)
   if (refused) return refused
   return whileHoldingClaim(context.store, decisionId, claimLease(context), () =>
     recoverTakenOver(context, review, verified),
   )
+}
+
+/**
+ * A crash-left escalation wake: the member's own question is still open, so
+ * nothing past the approval ran. A run left `running` by the wake is
+ * restarted (its first pass re-asks whom it had asked, by the same keys, and
+ * keeps the escalation's timer); the review goes back to `pending`.
+ */
+async function recoverWake(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+): Promise<PusharyDispatchResult> {
+  const decisionId = review.decisionId
+  const refused = await takeOver(context, decisionId)
+  if (refused) return refused
+  return whileHoldingClaim(context.store, decisionId, claimLease(context), async () => {
+    const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
+    if (snapshot?.status === 'running' && approvalProgress(snapshot, review) === 'in_progress') {
+      await restartRunForRecovery(context.mastra, review.workflowId, review.runId)
+    }
+    const reason = 'recovered: an escalation wake was cut short; the question is still open'
+    try {
+      await context.store.finish(decisionId, 'pending', reason)
+    } catch (error) {
+      return { status: 'uncertain', decisionId, reason, persistenceError: errorMessage(error) }
+    }
+    return { status: 'pending', decisionId, reason }
+  })
 }
 
 async function recoverTakenOver(

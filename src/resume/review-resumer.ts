@@ -9,6 +9,7 @@ import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
 import { claimNotingAnswer } from './answer-notes.js'
 import { endSetMember, settledSetOf } from './approver-set-endings.js'
+import { escalationDue, wakeForEscalation } from './approver-set-escalation.js'
 import { whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { attemptResume } from './resume-guard.js'
@@ -84,6 +85,11 @@ export async function resumePendingReview(
     if (set) return endSetMember(context, review, set, verified)
   }
   if ('status' in verified) {
+    // Several approvers: a waiting member wakes its run when the next tier is due.
+    const now = context.options.now?.() ?? new Date()
+    if (verified.status === 'pending' && progress === 'suspended' && escalationDue(snapshot, review, now)) {
+      return wakeForEscalation(context, review, snapshot)
+    }
     // Still open, but nobody will ever resume it: withdraw the question.
     if (verified.status === 'pending' && runEndedWithout(snapshot, progress)) {
       return withdrawQuestion(context, review, snapshot.status)

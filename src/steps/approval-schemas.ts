@@ -14,6 +14,7 @@ import {
 } from '../pushary/question.js'
 import { findReservedKey, RESERVED_KEY_MESSAGE } from '../pushary/reserved-keys.js'
 import { storableString } from '../pushary/text-rules.js'
+import { approverEscalationStateSchema } from './approver-escalation.js'
 import { pusharyApproversSchema } from './approver-set.js'
 
 /**
@@ -137,7 +138,18 @@ export const pusharyApprovalSuspendSchema = z.object({
     )
     .optional(),
   /** Several approvers: the rule that settles them. */
-  rule: z.object({ externalIds: z.array(z.string()), required: z.number(), veto: z.boolean() }).optional(),
+  rule: z
+    .object({
+      externalIds: z.array(z.string()),
+      required: z.number(),
+      veto: z.boolean(),
+      escalation: z
+        .array(z.object({ afterSeconds: z.number(), externalIds: z.array(z.string()) }))
+        .optional(),
+    })
+    .optional(),
+  /** Several approvers with escalation: when the first were asked, and how many later tiers were asked since. */
+  escalation: approverEscalationStateSchema.optional(),
 })
 /** @example const s: PusharyApprovalSuspend = { decisionId: 'd_1', correlationId: 'd_1' } */
 export type PusharyApprovalSuspend = z.infer<typeof pusharyApprovalSuspendSchema>
@@ -160,6 +172,13 @@ export const pusharyApprovalResumeSchema = z.object({
   proof: z.string().max(128).optional(),
   /** Several approvers: which member's decision the dispatcher verified (names it; never authority). */
   decisionId: z.string().max(256).optional(),
+  /**
+   * Several approvers: the dispatcher woke the step because an escalation
+   * is due. The step asks the next tier only if it finds it due itself, and
+   * never settles the set on such a wake (the answered members' own resumes
+   * do).
+   */
+  escalate: z.literal(true).optional(),
 })
 /** @example const r: PusharyApprovalResume = { answer: null, status: 'expired' } */
 export type PusharyApprovalResume = z.infer<typeof pusharyApprovalResumeSchema>

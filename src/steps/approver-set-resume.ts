@@ -1,55 +1,30 @@
 /**
  * The resume pass of several approvers: re-read every member's decision,
  * settle the set by the rule or suspend again on the decisions still open,
- * and withdraw what a settled set no longer needs.
+ * ask a due escalation tier, and withdraw what a settled set no longer needs.
  */
-import type { Mastra } from '@mastra/core/mastra'
-import type { PusharyClient } from '../pushary/client.js'
-import type { PusharyQuestion } from '../pushary/question.js'
 import type { Decision } from '../pushary/wire-responses.js'
-import type { PusharyReviewStore } from '../store/review-store.js'
 import { noteApprovedDecision } from './approval-delivery.js'
-import type {
-  PusharyApprovalResume,
-  PusharyApprovalStepInput,
-  PusharyApprovalSuspend,
-} from './approval-schemas.js'
+import type { PusharyApprovalResume, PusharyApprovalSuspend } from './approval-schemas.js'
+import {
+  type ApproverEscalationState,
+  askedApprovers,
+  dueTiers,
+  nextEscalationAt,
+  readableDelay,
+} from './approver-escalation.js'
 import {
   type ApproverSetRule,
   type ApproverSetState,
+  firstApprovers,
   type MemberDecision,
   settleApproverSet,
   withdrawReason,
 } from './approver-set.js'
+import { createdBefore, createMembers, pendingOutcomes, saveMemberReviews } from './approver-set-ask.js'
+import { type ApproverSetRun, memberBinding, withdrawMembers } from './approver-set-run.js'
 import { takeVerifiedDecision } from './verified-handoff.js'
-import { checkWorkflowDecision, type PusharyWorkflowBinding } from './workflow-binding.js'
-
-export type RequestContextLike = { get(key: never): unknown; set(key: never, value: never): void } | undefined
-/** Mastra's `suspend`; what it returns is Mastra's own marker, handed back unchanged. */
-export type Suspend<S> = (payload: PusharyApprovalSuspend, options: { resumeLabel: string | string[] }) => S
-
-/** What one run of the step hands to the set's passes. */
-export interface ApproverSetRun<S = unknown> {
-  client: PusharyClient
-  store: PusharyReviewStore | undefined
-  mastra: Mastra | undefined
-  requestContext: RequestContextLike
-  suspend: Suspend<S>
-  rule: ApproverSetRule
-  /** The step's binding without its approver (each member adds its own). */
-  binding: Omit<PusharyWorkflowBinding, 'externalId'>
-  question: PusharyQuestion
-  input: PusharyApprovalStepInput
-  delivery: {
-    callbackUrl?: string | undefined
-    expiresInSeconds?: number | undefined
-    requireReachable?: boolean | undefined
-    sandboxOutcome?: 'approve' | 'deny' | 'no_answer' | undefined
-  }
-  agentName: string | undefined
-  /** Set only inside `dispatcher.recover`'s restart of this run. */
-  recovering: boolean
-}
+import { checkWorkflowDecision } from './workflow-binding.js'
 
 /**
  * The step's answer for a settled set: the decisive answer (the approval
@@ -66,14 +41,18 @@ export interface PusharyApproverSetAnswer {
   settledBy: string[]
 }
 
-export function memberBinding<S>(run: ApproverSetRun<S>, externalId: string): PusharyWorkflowBinding {
-  return { ...run.binding, externalId }
-}
-
+/**
+ * The suspend payload of a set: every member as last read, the rule, and
+ * where its escalation stands.
+ *
+ * @example
+ * await run.suspend(suspendPayload(run, approvers, open, escalation), { resumeLabel: open })
+ */
 export function suspendPayload<S>(
   run: ApproverSetRun<S>,
   approvers: NonNullable<PusharyApprovalSuspend['approvers']>,
   open: string[],
+  escalation: ApproverEscalationState | undefined,
 ): PusharyApprovalSuspend {
   const first = open[0] ?? (approvers[0]?.decisionId as string)
   return {
@@ -83,6 +62,7 @@ export function suspendPayload<S>(
     operationId: run.binding.operationId,
     approvers,
     rule: run.rule,
+    ...(escalation === undefined ? {} : { escalation }),
   }
 }
 
@@ -139,7 +119,15 @@ export async function resumeApproverSet<S>(
     .map((member) => member.decisionId)
   const keepWaiting = async (): Promise<Awaited<S>> =>
     await run.suspend(suspendData, { resumeLabel: stillOpen.length > 0 ? stillOpen : decisionIds })
-  if (decisionIds.length !== run.rule.externalIds.length) return keepWaiting()
+  const escalation = suspendData.escalation
+  const asked = askedApprovers(firstApprovers(run.rule), run.rule.escalation, escalation?.asked ?? 0)
+  if (
+    approvers.length !== asked.length ||
+    approvers.some((member, index) => member.externalId !== asked[index]) ||
+    (run.rule.escalation !== undefined && escalation === undefined)
+  ) {
+    return keepWaiting()
+  }
   let verified: { decisionId: string; decision: Decision } | undefined
   const named = resumeData.decisionId
   if (named !== undefined && decisionIds.includes(named)) {
@@ -154,10 +142,71 @@ export async function resumeApproverSet<S>(
   const members = await readMembers(run, decisionIds, verified)
   if (!members) return keepWaiting()
   const state = settleApproverSet(run.rule, run.question, members)
+  // A wake for an escalation never settles: the answered members' own
+  // resumes do, so the review that settles the set is one that was answered.
+  if (state.settled && resumeData.escalate) return keepWaiting()
   if (!state.settled) {
-    return await run.suspend(suspendPayload(run, state.approvers, state.open), { resumeLabel: state.open })
+    const due = dueTiers(run.rule.escalation, escalation, Date.now(), {
+      nothingOpen: state.open.length === 0,
+    })
+    if (due > 0 && escalation) return escalate(run, state, escalation, due, keepWaiting)
+    return await run.suspend(suspendPayload(run, state.approvers, state.open, escalation), {
+      resumeLabel: state.open,
+    })
   }
   return finishSet(run, state)
+}
+
+/**
+ * Asks the due tiers, saves their reviews and suspends on every open
+ * decision. A failure leaves the escalation where it was (the next wake asks
+ * the same tier again, landing on the same decisions by their keys) and is
+ * logged with the decisions it had already created.
+ */
+async function escalate<S>(
+  run: ApproverSetRun<S>,
+  state: Extract<ApproverSetState, { settled: false }>,
+  escalation: ApproverEscalationState,
+  due: number,
+  keepWaiting: () => Promise<Awaited<S>>,
+): Promise<Awaited<S>> {
+  const tiers = (run.rule.escalation ?? []).slice(escalation.asked, escalation.asked + due)
+  const externalIds = tiers.flatMap((tier) => tier.externalIds)
+  const log = run.mastra?.getLogger()
+  let created: Awaited<ReturnType<typeof createMembers>>
+  try {
+    created = await createMembers(run, externalIds)
+    const decisionIds = [
+      ...state.approvers.map((member) => member.decisionId),
+      ...created.map((m) => m.decisionId),
+    ]
+    await saveMemberReviews(run, created, decisionIds)
+  } catch (error) {
+    const made = createdBefore(error).map((member) => member.decisionId)
+    log?.warn(
+      `[pushary] escalating run ${run.binding.runId} to ${externalIds.join(', ')} failed (${
+        error instanceof Error ? error.message : String(error)
+      })${made.length > 0 ? `; already created: ${made.join(', ')}` : ''}. The next reconcile asks again`,
+    )
+    return keepWaiting()
+  }
+  const timed =
+    (nextEscalationAt(run.rule.escalation, escalation)?.getTime() ?? Number.POSITIVE_INFINITY) <= Date.now()
+  log?.info(
+    `[pushary] escalated run ${run.binding.runId} step ${run.binding.stepId}: asked ${created
+      .map((member) => `${member.externalId} (decision ${member.decisionId})`)
+      .join(', ')}; ${
+      timed
+        ? `the set was still undecided after ${readableDelay(tiers[0]?.afterSeconds ?? 0)}`
+        : 'every question asked so far ended without deciding it'
+    }`,
+  )
+  const approvers = [...state.approvers, ...pendingOutcomes(created)]
+  const open = [...state.open, ...created.map((member) => member.decisionId)]
+  return await run.suspend(
+    suspendPayload(run, approvers, open, { ...escalation, asked: escalation.asked + due }),
+    { resumeLabel: open },
+  )
 }
 
 /** Withdraws the still-open decisions of a settled set and returns its answer. */
@@ -178,27 +227,5 @@ export async function finishSet<S>(
     approvers: state.approvers,
     rule: run.rule,
     settledBy: state.settledBy,
-  }
-}
-
-/** Cancels decisions at the service; a failed cancel is logged, never thrown. */
-export async function withdrawMembers<S>(
-  run: ApproverSetRun<S>,
-  decisionIds: readonly string[],
-  why: unknown,
-): Promise<void> {
-  const log = run.mastra?.getLogger()
-  const reason = why instanceof Error ? why.message : String(why)
-  for (const decisionId of decisionIds) {
-    try {
-      await run.client.decisions.cancel(decisionId)
-      log?.info(`[pushary] withdrew decision ${decisionId} of run ${run.binding.runId}: ${reason}`)
-    } catch (error) {
-      log?.warn(
-        `[pushary] decision ${decisionId} of run ${run.binding.runId} stays open (${reason}); cancelling it failed: ${
-          error instanceof Error ? error.message : String(error)
-        }. The next reconcile withdraws it`,
-      )
-    }
   }
 }

@@ -10,35 +10,37 @@
 import type { Mastra } from '@mastra/core/mastra'
 import type { PusharyClient } from '../pushary/client.js'
 import { PusharyValidationError } from '../pushary/errors.js'
-import { fingerprintPusharyAction } from '../pushary/identity.js'
 import type { PusharyQuestion } from '../pushary/question.js'
-import { type PusharyWorkflowReview, pusharyReviewParentSchema } from '../store/review-schema.js'
+import { pusharyReviewParentSchema } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import type {
   PusharyApprovalResume,
   PusharyApprovalStepInput,
   PusharyApprovalSuspend,
 } from './approval-schemas.js'
-import { type ApproverSetRule, approverCardParameters, settleApproverSet } from './approver-set.js'
+import { askedApprovers, restoredEscalation } from './approver-escalation.js'
+import { type ApproverSetRule, firstApprovers, settleApproverSet } from './approver-set.js'
 import {
-  type ApproverSetRun,
+  type AskedMember,
+  createdBefore,
+  createMembers,
+  pendingOutcomes,
+  saveMemberReviews,
+} from './approver-set-ask.js'
+import {
   finishSet,
-  memberBinding,
   type PusharyApproverSetAnswer,
-  type RequestContextLike,
   readMembers,
   resumeApproverSet,
-  type Suspend,
   suspendPayload,
-  withdrawMembers,
 } from './approver-set-resume.js'
-import { decisionExpiresAt } from './decision-expiry.js'
-import { refuseAutoRestarted, refuseUnresumable } from './run-guards.js'
 import {
-  type PusharyWorkflowBinding,
-  workflowApprovalKey,
-  workflowBindingContext,
-} from './workflow-binding.js'
+  type ApproverSetRun,
+  type RequestContextLike,
+  type Suspend,
+  withdrawMembers,
+} from './approver-set-run.js'
+import { refuseAutoRestarted, refuseUnresumable } from './run-guards.js'
 
 /** Request-context keys the step shares with the approval step (kept in step with it). */
 const PARENT_KEY = 'pushary.parent'
@@ -118,6 +120,10 @@ export async function runApproverSetStep<S>(
     agentName: call.agentName,
     recovering: call.requestContext?.get(RECOVERY_KEY as never) === call.runId,
   }
+  if (run.recovering) {
+    const restored = restoredEscalation(call.requestContext, call.stepId)
+    if (restored) run.restoredEscalation = restored
+  }
   if (call.resumeData) {
     if (!call.suspendData) {
       refuse('suspendData.approvers', 'on resume: the step was resumed without the decisions it asked')
@@ -130,62 +136,24 @@ export async function runApproverSetStep<S>(
   return askApproverSet(run)
 }
 
-/** First pass: ask every approver, save one review each, suspend on all of them. */
+/** First pass: ask the first approvers, save one review each, suspend on all of them. */
 export async function askApproverSet<S>(
   run: ApproverSetRun<S>,
 ): Promise<PusharyApproverSetAnswer | Awaited<S>> {
-  const { client, rule, question, input } = run
-  // Everything that can be refused is built before the first request.
-  const asks = rule.externalIds.map((externalId) => {
-    const binding = memberBinding(run, externalId)
-    return {
-      externalId,
-      binding,
-      context: workflowBindingContext(binding),
-      parameters: approverCardParameters(rule, externalId, input.subject?.parameters),
-    }
-  })
-  const created: {
-    externalId: string
-    binding: PusharyWorkflowBinding
-    decisionId: string
-    expiresAt?: string
-  }[] = []
+  const { rule, question } = run
+  let created: AskedMember[]
   try {
-    for (const ask of asks) {
-      const result = await client.decisions.create({
-        question: question.question,
-        type: question.type,
-        ...(input.placeholder === undefined ? {} : { placeholder: input.placeholder }),
-        ...input.subject,
-        parameters: ask.parameters,
-        externalId: ask.externalId,
-        context: ask.context,
-        // The single approver's key with this approver: a retry or a recovery
-        // restart lands on the same decisions.
-        idempotencyKey: workflowApprovalKey(ask.binding),
-        ...(run.delivery.callbackUrl === undefined ? {} : { callbackUrl: run.delivery.callbackUrl }),
-        ...(run.delivery.expiresInSeconds === undefined
-          ? {}
-          : { expiresInSeconds: run.delivery.expiresInSeconds }),
-        ...(run.delivery.requireReachable === undefined
-          ? {}
-          : { requireReachable: run.delivery.requireReachable }),
-        ...(run.agentName === undefined ? {} : { agentName: run.agentName }),
-        ...(run.delivery.sandboxOutcome === undefined ? {} : { sandboxOutcome: run.delivery.sandboxOutcome }),
-      })
-      const expiresAt = decisionExpiresAt(result, run.delivery, Date.now())
-      created.push({
-        externalId: ask.externalId,
-        binding: ask.binding,
-        decisionId: result.decisionId,
-        ...(expiresAt === undefined ? {} : { expiresAt }),
-      })
-    }
+    // A recovery restart asks again whom the run had asked (the same keys
+    // land on the same decisions), escalated tiers included.
+    const restored = run.restoredEscalation
+    created = await createMembers(
+      run,
+      askedApprovers(firstApprovers(rule), rule.escalation, restored?.asked ?? 0),
+    )
   } catch (error) {
     await withdrawMembers(
       run,
-      created.map((member) => member.decisionId),
+      createdBefore(error).map((member) => member.decisionId),
       error,
     )
     throw error
@@ -203,42 +171,18 @@ export async function askApproverSet<S>(
     }
   }
 
-  const approverSet = { decisionIds, externalIds: rule.externalIds, required: rule.required, veto: rule.veto }
   try {
-    if (run.store) {
-      for (const member of created) {
-        const review: PusharyWorkflowReview = {
-          target: 'workflow-step',
-          version: 1,
-          workflowId: member.binding.workflowId,
-          runId: member.binding.runId,
-          stepId: member.binding.stepId,
-          forEachIndex: null,
-          resumeLabel: member.decisionId,
-          externalId: member.externalId,
-          operationId: member.binding.operationId,
-          questionHash: fingerprintPusharyAction(question),
-          question,
-          ...(member.binding.parent ? { parent: member.binding.parent } : {}),
-          approverSet,
-          decisionId: member.decisionId,
-          correlationId: member.decisionId,
-          ...(member.expiresAt === undefined ? {} : { expiresAt: member.expiresAt }),
-          state: 'pending',
-        }
-        await run.store.save(review)
-      }
-    }
+    await saveMemberReviews(run, created, decisionIds)
   } catch (error) {
     await withdrawMembers(run, decisionIds, error)
     throw error
   }
-  const approvers = created.map((member) => ({
-    externalId: member.externalId,
-    decisionId: member.decisionId,
-    status: 'pending',
-    approved: false,
-    answeredAt: null,
-  }))
-  return await run.suspend(suspendPayload(run, approvers, decisionIds), { resumeLabel: decisionIds })
+  // The escalation timer starts now; it lives in the snapshot, not in a process.
+  const escalation =
+    rule.escalation === undefined
+      ? undefined
+      : (run.restoredEscalation ?? { startedAt: new Date().toISOString(), asked: 0 })
+  return await run.suspend(suspendPayload(run, pendingOutcomes(created), decisionIds, escalation), {
+    resumeLabel: decisionIds,
+  })
 }

@@ -14,31 +14,57 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import { externalIdSchema } from '../pushary/identity.js'
 import { PUSHARY_LIMITS } from '../pushary/limits.js'
 import { answerPusharyQuestion, type PusharyQuestion } from '../pushary/question.js'
+import {
+  ESCALATION_TIERS_MAX,
+  type EscalationTier,
+  pusharyEscalationTierSchema,
+  readableDelay,
+} from './approver-escalation.js'
 
-/** Most approvers one action may ask (each is one decision and one review). */
+/** Most approvers one action may ask, escalation tiers included (each is one decision and one review). */
 export const APPROVERS_MAX = 20
 
 /**
  * Who must approve one action: `externalIds` (each asked on their own
  * decision), how many approvals are `required` (default: all of them, the
- * requester removed) and whether one denial declines (`veto`, default true).
+ * requester removed; with `escalation`, as many as `externalIds` holds),
+ * whether one denial declines (`veto`, default true), and `escalation`:
+ * later tiers, each asked `afterSeconds` after the first approvers if the
+ * set is still undecided then (sooner when every question asked so far has
+ * ended undecided). Every tier's approvals count toward `required`.
  *
  * @example
  * pusharyApproversSchema.parse({ externalIds: ['alice', 'bob', 'carol'], required: 2 })
+ * pusharyApproversSchema.parse({ externalIds: ['alice'], escalation: [{ afterSeconds: 600, externalIds: ['bob'] }] })
  */
 export const pusharyApproversSchema = z.object({
   externalIds: z.array(externalIdSchema).min(1).max(APPROVERS_MAX),
   required: z.number().int().optional(),
   veto: z.boolean().optional(),
+  escalation: z.array(pusharyEscalationTierSchema).min(1).max(ESCALATION_TIERS_MAX).optional(),
 })
 /** @example const approvers: PusharyApprovers = { externalIds: ['alice', 'bob'], required: 1 } */
 export type PusharyApprovers = z.infer<typeof pusharyApproversSchema>
 
 /** The settled configuration of one set, as saved in each member's review. */
 export interface ApproverSetRule {
+  /** Every approver, the first ones then each tier's, in the order they are asked. */
   externalIds: string[]
   required: number
   veto: boolean
+  /** Later tiers (the requester removed, emptied tiers dropped); absent without escalation. */
+  escalation?: EscalationTier[]
+}
+
+/**
+ * The approvers asked at once (those before any escalation tier).
+ *
+ * @example
+ * firstApprovers({ externalIds: ['a', 'b'], required: 1, veto: true, escalation: [{ afterSeconds: 60, externalIds: ['b'] }] }) // ['a']
+ */
+export function firstApprovers(rule: ApproverSetRule): string[] {
+  const later = (rule.escalation ?? []).reduce((sum, tier) => sum + tier.externalIds.length, 0)
+  return rule.externalIds.slice(0, rule.externalIds.length - later)
 }
 
 function refused(field: string, message: string): PusharyValidationError {
@@ -73,20 +99,50 @@ export function approverSetRule(
       fieldPrefix: field,
     })
   }
-  const { externalIds, required, veto } = parsed.data
+  const { externalIds, required, veto, escalation } = parsed.data
   const seen = new Set<string>()
-  for (const id of externalIds) {
-    if (seen.has(id)) throw refused(`${field}.externalIds`, `approver ${JSON.stringify(id)} is named twice`)
-    seen.add(id)
+  const tiers = [{ field: `${field}.externalIds`, ids: externalIds }].concat(
+    (escalation ?? []).map((tier, index) => ({
+      field: `${field}.escalation.${index}.externalIds`,
+      ids: tier.externalIds,
+    })),
+  )
+  for (const tier of tiers) {
+    for (const id of tier.ids) {
+      if (seen.has(id)) throw refused(tier.field, `approver ${JSON.stringify(id)} is named twice`)
+      seen.add(id)
+    }
   }
-  const eligible = requestedBy === undefined ? externalIds : externalIds.filter((id) => id !== requestedBy)
-  if (eligible.length === 0) {
+  if (seen.size > APPROVERS_MAX) {
     throw refused(
-      requestedBy === undefined ? `${field}.externalIds` : 'requestedBy',
-      'no approver is left once the requester is removed (the requester never approves their own request)',
+      `${field}.escalation`,
+      `at most ${APPROVERS_MAX} approvers in all, escalation tiers included`,
     )
   }
-  const need = required ?? eligible.length
+  for (const [index, tier] of (escalation ?? []).entries()) {
+    const before = escalation?.[index - 1]
+    if (before && tier.afterSeconds <= before.afterSeconds) {
+      throw refused(
+        `${field}.escalation.${index}.afterSeconds`,
+        'each tier is asked later than the one before it (afterSeconds counts from the first ask)',
+      )
+    }
+  }
+  const keep = (ids: string[]) => (requestedBy === undefined ? ids : ids.filter((id) => id !== requestedBy))
+  const first = keep(externalIds)
+  const later = (escalation ?? [])
+    .map((tier) => ({ afterSeconds: tier.afterSeconds, externalIds: keep(tier.externalIds) }))
+    .filter((tier) => tier.externalIds.length > 0)
+  const eligible = [...first, ...later.flatMap((tier) => tier.externalIds)]
+  if (first.length === 0) {
+    throw refused(
+      requestedBy === undefined ? `${field}.externalIds` : 'requestedBy',
+      later.length === 0
+        ? 'no approver is left once the requester is removed (the requester never approves their own request)'
+        : 'nobody is asked first once the requester is removed (the requester never approves their own request)',
+    )
+  }
+  const need = required ?? (escalation === undefined ? eligible.length : first.length)
   if (need < 1) throw refused(`${field}.required`, 'at least one approval must be required')
   if (need > eligible.length) {
     throw refused(
@@ -96,7 +152,12 @@ export function approverSetRule(
       }`,
     )
   }
-  return { externalIds: eligible, required: need, veto: veto ?? true }
+  return {
+    externalIds: eligible,
+    required: need,
+    veto: veto ?? true,
+    ...(escalation === undefined ? {} : { escalation: later }),
+  }
 }
 
 /**
@@ -124,10 +185,9 @@ export function approverCardParameters(
   externalId: string,
   parameters: Record<string, string | number | boolean> | undefined,
 ): Record<string, string | number | boolean> {
-  const others = rule.externalIds.filter((id) => id !== externalId)
   const card = {
     'Approvals needed': `${rule.required} of ${rule.externalIds.length}${rule.veto ? ', one denial declines' : ''}`,
-    'Also asked': others.length === 0 ? 'nobody else' : clip(others.join(', ')),
+    'Also asked': clip(alsoAsked(rule, externalId)),
   }
   const own = parameters ?? {}
   for (const key of Object.keys(card)) {
@@ -142,6 +202,23 @@ export function approverCardParameters(
     )
   }
   return { ...own, ...card }
+}
+
+/** Who else is asked, as one approver reads it: the tiers after theirs with their delay. */
+function alsoAsked(rule: ApproverSetRule, externalId: string): string {
+  const tiers = [{ afterSeconds: 0, externalIds: firstApprovers(rule) }, ...(rule.escalation ?? [])]
+  const own = tiers.findIndex((tier) => tier.externalIds.includes(externalId))
+  const parts: string[] = []
+  for (const [index, tier] of tiers.entries()) {
+    const ids = tier.externalIds.filter((id) => id !== externalId)
+    if (ids.length === 0) continue
+    parts.push(
+      index <= own
+        ? ids.join(', ')
+        : `then ${ids.join(', ')} if undecided after ${readableDelay(tier.afterSeconds)}`,
+    )
+  }
+  return parts.length === 0 ? 'nobody else' : parts.join('; ')
 }
 
 function clip(text: string): string {
@@ -244,7 +321,8 @@ export function settleApproverSet(
     if (approvals.length >= rule.required) verdict = { approved: true, settledBy: approvals }
     else if (rule.veto && member.status === 'answered' && !outcomes[index]?.approved) {
       verdict = { approved: false, settledBy: [index] }
-    } else if (members.length - refusals.length < rule.required) {
+    } else if (rule.externalIds.length - refusals.length < rule.required) {
+      // Approvers not asked yet (later tiers) can still approve.
       verdict = { approved: false, settledBy: refusals }
     }
     if (verdict) {

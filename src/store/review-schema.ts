@@ -112,6 +112,12 @@ export const pusharyWorkflowReviewSchema = z.object({
       externalIds: z.array(externalIdSchema).min(1),
       required: z.number().int().min(1),
       veto: z.boolean(),
+      /** Later tiers, each asked `afterSeconds` after the first approvers if the set is still undecided. */
+      escalation: z
+        .array(
+          z.object({ afterSeconds: z.number().int().min(1), externalIds: z.array(externalIdSchema).min(1) }),
+        )
+        .optional(),
     })
     .optional(),
   decisionId: idSchema,

@@ -1,0 +1,152 @@
+/**
+ * Asking members of a set of approvers: one decision each (the same
+ * question and binding, the approver's own idempotency key, context and
+ * card), then one review each. Used by the first pass and by each
+ * escalation. Everything that can be refused is built before the first
+ * request.
+ */
+import { fingerprintPusharyAction } from '../pushary/identity.js'
+import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import { approverCardParameters } from './approver-set.js'
+import { type ApproverSetRun, memberBinding } from './approver-set-run.js'
+import { decisionExpiresAt } from './decision-expiry.js'
+import {
+  type PusharyWorkflowBinding,
+  workflowApprovalKey,
+  workflowBindingContext,
+} from './workflow-binding.js'
+
+/** One member asked: who, their binding and decision. */
+export interface AskedMember {
+  externalId: string
+  binding: PusharyWorkflowBinding
+  decisionId: string
+  expiresAt?: string
+}
+
+/**
+ * Creates one decision per approver, in order. On a failure the error is
+ * thrown with the members created before it attached as `created` (so the
+ * caller decides whether to withdraw them).
+ *
+ * @example
+ * const created = await createMembers(run, ['alice', 'bob'])
+ */
+export async function createMembers<S>(
+  run: ApproverSetRun<S>,
+  externalIds: readonly string[],
+): Promise<AskedMember[]> {
+  const { client, rule, question, input } = run
+  const asks = externalIds.map((externalId) => {
+    const binding = memberBinding(run, externalId)
+    return {
+      externalId,
+      binding,
+      context: workflowBindingContext(binding),
+      parameters: approverCardParameters(rule, externalId, input.subject?.parameters),
+    }
+  })
+  const created: AskedMember[] = []
+  try {
+    for (const ask of asks) {
+      const result = await client.decisions.create({
+        question: question.question,
+        type: question.type,
+        ...(input.placeholder === undefined ? {} : { placeholder: input.placeholder }),
+        ...input.subject,
+        parameters: ask.parameters,
+        externalId: ask.externalId,
+        context: ask.context,
+        // The single approver's key with this approver: a retry, a recovery
+        // restart or a repeated escalation lands on the same decisions.
+        idempotencyKey: workflowApprovalKey(ask.binding),
+        ...(run.delivery.callbackUrl === undefined ? {} : { callbackUrl: run.delivery.callbackUrl }),
+        ...(run.delivery.expiresInSeconds === undefined
+          ? {}
+          : { expiresInSeconds: run.delivery.expiresInSeconds }),
+        ...(run.delivery.requireReachable === undefined
+          ? {}
+          : { requireReachable: run.delivery.requireReachable }),
+        ...(run.agentName === undefined ? {} : { agentName: run.agentName }),
+        ...(run.delivery.sandboxOutcome === undefined ? {} : { sandboxOutcome: run.delivery.sandboxOutcome }),
+      })
+      const expiresAt = decisionExpiresAt(result, run.delivery, Date.now())
+      created.push({
+        externalId: ask.externalId,
+        binding: ask.binding,
+        decisionId: result.decisionId,
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+      })
+    }
+  } catch (error) {
+    throw Object.assign(error instanceof Error ? error : new Error(String(error)), { created })
+  }
+  return created
+}
+
+/** The members created before a {@link createMembers} failure. */
+export function createdBefore(error: unknown): AskedMember[] {
+  const created = (error as { created?: unknown } | null)?.created
+  return Array.isArray(created) ? (created as AskedMember[]) : []
+}
+
+/**
+ * Saves one pending review per member (idempotent: saving the same member
+ * again is a no-op). `decisionIds` are every member asked so far, in order.
+ *
+ * @example
+ * await saveMemberReviews(run, created, decisionIds)
+ */
+export async function saveMemberReviews<S>(
+  run: ApproverSetRun<S>,
+  members: readonly AskedMember[],
+  decisionIds: readonly string[],
+): Promise<void> {
+  if (!run.store) return
+  const { rule, question } = run
+  const approverSet = {
+    decisionIds: [...decisionIds],
+    externalIds: rule.externalIds,
+    required: rule.required,
+    veto: rule.veto,
+    ...(rule.escalation === undefined ? {} : { escalation: rule.escalation }),
+  }
+  for (const member of members) {
+    const review: PusharyWorkflowReview = {
+      target: 'workflow-step',
+      version: 1,
+      workflowId: member.binding.workflowId,
+      runId: member.binding.runId,
+      stepId: member.binding.stepId,
+      forEachIndex: null,
+      resumeLabel: member.decisionId,
+      externalId: member.externalId,
+      operationId: member.binding.operationId,
+      questionHash: fingerprintPusharyAction(question),
+      question,
+      ...(member.binding.parent ? { parent: member.binding.parent } : {}),
+      approverSet,
+      decisionId: member.decisionId,
+      correlationId: member.decisionId,
+      ...(member.expiresAt === undefined ? {} : { expiresAt: member.expiresAt }),
+      state: 'pending',
+    }
+    await run.store.save(review)
+  }
+}
+
+/**
+ * The members as the suspend payload lists them before anyone answered.
+ *
+ * @example
+ * pendingOutcomes(created) // [{ externalId: 'alice', decisionId: 'd_1', status: 'pending', … }]
+ */
+export function pendingOutcomes(members: readonly AskedMember[]) {
+  return members.map((member) => ({
+    externalId: member.externalId,
+    decisionId: member.decisionId,
+    status: 'pending' as const,
+    approved: false,
+    answeredAt: null,
+  }))
+}
