@@ -43,6 +43,8 @@ const approvedSetSchema = z.object({
     externalIds: z.array(z.string()).min(1),
     required: z.number().int().min(1),
     veto: z.boolean(),
+    // Escalation tiers change what each card says ("then bob if undecided after 10 min").
+    escalation: z.array(z.object({ afterSeconds: z.number(), externalIds: z.array(z.string()) })).optional(),
   }),
 })
 
