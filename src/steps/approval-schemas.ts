@@ -131,6 +131,8 @@ export const pusharyApprovalSuspendSchema = z.object({
         externalId: z.string(),
         decisionId: z.string(),
         status: z.string(),
+        /** The answer as read (absent in payloads of an earlier release: then it is read again). */
+        value: z.string().nullable().optional(),
         approved: z.boolean(),
         answeredAt: z.string().nullable(),
         late: z.literal(true).optional(),

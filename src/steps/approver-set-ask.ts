@@ -146,6 +146,7 @@ export function pendingOutcomes(members: readonly AskedMember[]) {
     externalId: member.externalId,
     decisionId: member.decisionId,
     status: 'pending' as const,
+    value: null,
     approved: false,
     answeredAt: null,
   }))

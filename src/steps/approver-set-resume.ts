@@ -66,20 +66,48 @@ export function suspendPayload<S>(
   }
 }
 
+type PayloadMember = NonNullable<PusharyApprovalSuspend['approvers']>[number]
+
+const FINAL = new Set(['answered', 'expired', 'cancelled'])
+
+/**
+ * A member this step already read in an earlier pass and found final at the
+ * service (answered, expired or cancelled never change again): kept from its
+ * own suspend payload instead of asking the service again.
+ */
+function finalMember(known: PayloadMember | undefined, externalId: string): MemberDecision | null {
+  if (!known || known.externalId !== externalId || !FINAL.has(known.status)) return null
+  if (known.status === 'answered' && typeof known.value !== 'string') return null
+  return {
+    externalId,
+    decisionId: known.decisionId,
+    status: known.status as MemberDecision['status'],
+    value: known.status === 'answered' ? (known.value as string) : null,
+    answeredAt: known.answeredAt,
+  }
+}
+
 /**
  * Reads every member's decision: the one the dispatcher verified through the
- * handoff, the others from the service. `null` when any read fails or any
- * decision does not match its binding (the step keeps waiting: fail closed).
+ * handoff, the ones the step's own payload holds as final, the others from
+ * the service. `null` when any read fails or any decision does not match its
+ * binding (the step keeps waiting: fail closed).
  */
 export async function readMembers<S>(
   run: ApproverSetRun<S>,
   decisionIds: readonly string[],
   verified: { decisionId: string; decision: Decision } | undefined,
+  known: readonly PayloadMember[] = [],
 ): Promise<MemberDecision[] | null> {
   const members: MemberDecision[] = []
   for (const [index, decisionId] of decisionIds.entries()) {
     const externalId = run.rule.externalIds[index]
     if (externalId === undefined) return null
+    const kept = verified?.decisionId === decisionId ? null : finalMember(known[index], externalId)
+    if (kept && kept.decisionId === decisionId) {
+      members.push(kept)
+      continue
+    }
     let decision: Decision
     if (verified?.decisionId === decisionId) decision = verified.decision
     else {
@@ -139,7 +167,7 @@ export async function resumeApproverSet<S>(
     })
     if (decision) verified = { decisionId: named, decision }
   }
-  const members = await readMembers(run, decisionIds, verified)
+  const members = await readMembers(run, decisionIds, verified, approvers)
   if (!members) return keepWaiting()
   const state = settleApproverSet(run.rule, run.question, members)
   // A wake for an escalation never settles: the answered members' own

@@ -240,6 +240,8 @@ export interface ApproverOutcome {
   externalId: string
   decisionId: string
   status: MemberDecision['status']
+  /** The answer as given; `null` when not answered. */
+  value?: string | null
   /** True only for a confirm answered yes. */
   approved: boolean
   answeredAt: string | null
@@ -302,6 +304,7 @@ export function settleApproverSet(
       externalId: member.externalId,
       decisionId: member.decisionId,
       status: member.status,
+      value: member.value,
       approved: approves(question, member),
       answeredAt: member.answeredAt,
     }),
