@@ -12,7 +12,9 @@
  * Expected at every point: the payment ran at most once (never twice); every
  * member review ends terminal (`completed` or `stale`, or `uncertain` with a
  * reason an operator can act on); the third approver's decision is cancelled
- * at the service.
+ * at the service. The last block kills the run's first pass instead (after
+ * some decisions were created, or some reviews saved, before the suspension
+ * was persisted).
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -25,7 +27,7 @@ import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { createTestEnv, runFixture, type TestEnv } from '../helpers/mastra.js'
 import { nodeScript } from '../helpers/node-script.js'
 import { runCli } from './support/cli.js'
-import { allReviews, effectCounts } from './support/scenario.js'
+import { allDecisions, allReviews, decisionBinding, effectCounts } from './support/scenario.js'
 
 const HOST = 'test/reliability/fixtures/approver-set-host.ts'
 const APPROVERS = ['alice', 'bob', 'carol'] as const
@@ -92,7 +94,7 @@ const POINTS: readonly Point[] = [
   },
 ]
 
-/** `PUSHARY_SET_CRASH_POINTS=after-effect,before-finish` runs only those points (replaying one while debugging). */
+/** `PUSHARY_SET_CRASH_POINTS=after-effect,after-save-1` runs only those points, of either phase (replaying one while debugging). */
 const ONLY = (process.env.PUSHARY_SET_CRASH_POINTS ?? '').split(',').filter(Boolean)
 
 /** Starts a run, alice says yes and is resumed, bob says yes; returns the run and each approver's decision. */
@@ -242,4 +244,116 @@ describe('several approvers: a recover while a live worker settles the set', () 
     ])
     expect((await env.client.decisions.get(ids.carol as string)).status).toBe('cancelled')
   }, 120_000)
+})
+
+/**
+ * SIGKILL in the first pass: after some approvers' decisions were created
+ * but before every member review was saved, or after all were saved but
+ * before Mastra persisted the suspension. Then what an operator does
+ * (docs/operations.md): reconcile, `dispatcher.recover` every decision of
+ * the run that is not settled (its pending reviews, and the decisions the
+ * service holds for the run without a review), reconcile again. Alice and
+ * bob approve whatever reaches their phones (`early`: right after the
+ * crash, before any recovery; else only after the first recovery); carol
+ * never answers.
+ *
+ * Expected: no decision of the run is left open at the service without a
+ * review that resumes or withdraws it; the payment ran at most once (here
+ * exactly once: the quorum approves); every decision has a member review,
+ * every member review ends terminal (alice and bob `completed`, carol
+ * `stale` with her decision cancelled) and exactly one records the payment.
+ */
+interface FirstPassPoint {
+  crash: `after-create-${number}` | `after-save-${number}`
+  stage: string
+  early: boolean
+}
+
+const FIRST_PASS: readonly FirstPassPoint[] = [
+  { crash: 'after-create-1', stage: "after alice's decision was created", early: true },
+  { crash: 'after-create-2', stage: "after alice's and bob's decisions were created", early: false },
+  { crash: 'after-save-1', stage: "after alice's review was saved", early: false },
+  { crash: 'after-save-3', stage: 'after every review was saved, before the suspension', early: false },
+]
+
+/** The decisions the service holds for one run (by the binding in their context). */
+async function decisionsOf(runId: string) {
+  return (await allDecisions(env.client)).filter((decision) => decisionBinding(decision)?.runId === runId)
+}
+
+/** Alice and bob approve every question of the run still open on their phones. */
+async function approversAnswer(runId: string, tag: string): Promise<void> {
+  for (const decision of await decisionsOf(runId)) {
+    if (decision.status !== 'pending') continue
+    if (decision.externalId === `alice-${tag}` || decision.externalId === `bob-${tag}`) {
+      await env.client.decisions.answer(decision.decisionId, 'yes')
+    }
+  }
+}
+
+/** What an operator recovers: open reviews of the run, and decisions of the run without a review. */
+async function unsettledOf(runId: string): Promise<string[]> {
+  const reviews = await reviewsOf(runId)
+  const ids = new Set(reviews.filter(open).map((review) => review.decisionId))
+  for (const decision of await decisionsOf(runId)) {
+    if (!reviews.some((review) => review.decisionId === decision.decisionId)) ids.add(decision.decisionId)
+  }
+  return [...ids]
+}
+
+describe('several approvers: SIGKILL in the first pass, then fresh processes recover', () => {
+  for (const point of FIRST_PASS.filter((entry) => ONLY.length === 0 || ONLY.includes(entry.crash))) {
+    const label = `${point.stage}${point.early ? ', answered before recovery' : ''}`
+    it(`${label}: no question left open without a review, paid once, a true record`, async () => {
+      const tag = randomUUID().slice(0, 8)
+      const runId = `set-first-${point.crash}-${tag}`
+      const op = `pay:${tag}`
+      const input = {
+        operationId: op,
+        question: `Pay invoice ${tag}?`,
+        approvers: { externalIds: APPROVERS.map((name) => `${name}-${tag}`), required: 2 },
+      }
+      await expect(host(['start', JSON.stringify({ input, runId })], point.crash)).rejects.toThrow(/SIGKILL/)
+      expect((await decisionsOf(runId)).length).toBeGreaterThan(0)
+      if (point.early) await approversAnswer(runId, tag)
+
+      await host(['reconcile'])
+      for (let round = 0; round < 3; round++) {
+        const left = await unsettledOf(runId)
+        if (left.length === 0) break
+        await host(['recover', JSON.stringify(left)])
+        await approversAnswer(runId, tag)
+        await host(['reconcile'])
+      }
+      const paid = (await effectCounts(env.dir)).get(op) ?? 0
+      expect(paid, 'payments').toBeLessThanOrEqual(1)
+
+      const decisions = await decisionsOf(runId)
+      const final = await reviewsOf(runId)
+      // No question left on a phone that nothing would resume or withdraw.
+      for (const decision of decisions.filter((entry) => entry.status === 'pending')) {
+        const review = final.find((entry) => entry.decisionId === decision.decisionId)
+        expect(review?.state, `${decision.externalId} is open with no pending review`).toBe('pending')
+      }
+      expect(paid, 'the quorum approved: the payment runs once').toBe(1)
+      // The record: one review per decision asked, each ended, one of them with the payment.
+      expect(decisions.map((decision) => decision.externalId).sort()).toEqual(
+        APPROVERS.map((name) => `${name}-${tag}`),
+      )
+      for (const decision of decisions) {
+        const review = final.find((entry) => entry.decisionId === decision.decisionId)
+        expect(review, `${decision.externalId} (${decision.status}) has no review`).toBeDefined()
+      }
+      const stateOf = (name: string) => final.find((review) => review.externalId === `${name}-${tag}`)?.state
+      expect(stateOf('alice')).toBe('completed')
+      expect(stateOf('bob')).toBe('completed')
+      expect(stateOf('carol')).toBe('stale')
+      expect(decisions.find((decision) => decision.externalId === `carol-${tag}`)?.status).toBe('cancelled')
+      const actions = await Promise.all(final.map((review) => store.actionOf(review.decisionId)))
+      expect(
+        actions.filter((action) => action?.outcome === 'ran'),
+        'the member review that records the payment',
+      ).toHaveLength(1)
+    }, 120_000)
+  }
 })
