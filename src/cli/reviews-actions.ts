@@ -179,13 +179,26 @@ async function approverLines(store: PusharyReviewStore, review: PusharyReview): 
   const lines = [
     `approvers  ${set.required} of ${set.externalIds.length} required${set.veto ? ', one denial declines' : ''}`,
   ]
+  if (set.escalation) {
+    lines.push(
+      `escalation ${set.escalation
+        .map((tier) => `then ${tier.externalIds.join(', ')} after ${tier.afterSeconds} s undecided`)
+        .join('; ')}`,
+    )
+  }
   for (const [index, decisionId] of set.decisionIds.entries()) {
-    const member = await store.get(decisionId)
+    const member = decisionId === review.decisionId ? review : await store.get(decisionId)
     const last = (await store.history(decisionId)).at(-1)
     const permit = await store.permitOf(decisionId)
+    const who = member?.target === 'workflow-step' ? member.externalId : (set.externalIds[index] ?? '?')
     lines.push(
-      `  ${set.externalIds[index] ?? '?'}  ${decisionId}  ${member?.state ?? 'missing'}${last?.reason ? `  "${last.reason}"` : ''}${permit ? `  permit ${permit.permitId}` : ''}`,
+      `  ${who}  ${decisionId}  ${member?.state ?? 'missing'}${last?.reason ? `  "${last.reason}"` : ''}${permit ? `  permit ${permit.permitId}` : ''}`,
     )
+  }
+  if (set.escalation && set.decisionIds.length < set.externalIds.length) {
+    // This member was asked before the last tier: it knows the members asked
+    // until then; a later member's review lists every one asked before it.
+    lines.push('  (members asked later, if any, are listed by their own reviews and in the run)')
   }
   return lines
 }
