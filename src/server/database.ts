@@ -7,6 +7,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { type Client, createClient } from '@libsql/client'
+import { APPROVER_SET_INDEX } from './approver-sets.js'
 import { migrateServiceDatabase } from './migrations.js'
 
 /** Default database location, relative to the working directory. */
@@ -47,6 +48,7 @@ const SCHEMA: readonly string[] = [
   )`,
   'CREATE INDEX IF NOT EXISTS decisions_status_expires ON decisions (status, expires_ms)',
   'CREATE INDEX IF NOT EXISTS decisions_external_id ON decisions (external_id, seq)',
+  APPROVER_SET_INDEX,
   `CREATE TABLE IF NOT EXISTS enrollments (
     token_hash TEXT PRIMARY KEY,
     external_id TEXT NOT NULL,

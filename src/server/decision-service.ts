@@ -10,6 +10,7 @@ import type { createDecisionInputSchema } from '../pushary/decision-schemas.js'
 import { answerPusharyQuestion } from '../pushary/question.js'
 import { isStorableText, STORABLE_TEXT_MESSAGE } from '../pushary/text-rules.js'
 import type { DecisionReach } from '../pushary/wire-responses.js'
+import { approverSetOf, inApproverSet, listApproverSet } from './approver-sets.js'
 import { SITE_PRINCIPAL } from './bound-keys.js'
 import type { CallbackOutbox } from './callbacks-outbox.js'
 import type { DecisionEvents } from './decision-events.js'
@@ -104,6 +105,7 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
         decisionId: decision.decisionId,
         externalId: decision.externalId,
         status: decision.status,
+        approverSet: approverSetOf(decision.context)?.key ?? null,
       })
       if (decision.callbackUrl !== null) deps.outbox.wake()
     }
@@ -288,6 +290,7 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
         decisionId: decision.decisionId,
         externalId: decision.externalId,
         status: 'pending',
+        approverSet: approverSetOf(decision.context)?.key ?? null,
       })
       scheduleSandboxAnswer(decision)
       return { status: 'created', decision, reach }
@@ -345,6 +348,8 @@ export function createDecisionService(deps: ServiceDeps): DecisionService {
       peekEnrollment: (token) => enrollments.peekEnrollment(token, deps.now()),
       registerDevice: (externalId) => enrollments.registerDevice(externalId, deps.now()),
       deviceFromToken: (deviceToken) => enrollments.deviceFromToken(deviceToken, deps.now()),
+      listApproverSet: (key, decisionId) => listApproverSet(deps.db, key, decisionId),
+      inApproverSet: (key, externalId) => inApproverSet(deps.db, key, externalId),
       subscribe: (listener) => deps.events.subscribe(listener),
       publicUrl: deps.publicUrl,
     },

@@ -56,6 +56,17 @@ export interface DecisionEvent {
   decisionId: string
   externalId: string | null
   status: DecisionStatus
+  /** The group key of the approvers' set the decision belongs to (`approver-sets.ts`), if any. */
+  approverSet?: string | null
+}
+
+/** One member of an approvers' set, as the reviewer page counts it. */
+export interface ApproverSetMember {
+  decisionId: string
+  externalId: string | null
+  status: DecisionStatus
+  type: DecisionType
+  value: string | null
 }
 
 /** What the reviewer page needs from the service. */
@@ -73,6 +84,10 @@ export interface ReviewerDeps {
   registerDevice(externalId: string): Promise<{ deviceToken: string }>
   /** The device's customer and public id; null when unknown, revoked or long idle. */
   deviceFromToken(deviceToken: string): Promise<{ externalId: string; deviceId: string } | null>
+  /** The set `key` that `decisionId` belongs to: its members asked by the same key, oldest first. */
+  listApproverSet(key: string, decisionId: string): Promise<ApproverSetMember[]>
+  /** Whether `externalId` is asked in set `key`. */
+  inApproverSet(key: string, externalId: string): Promise<boolean>
   /** Returns an unsubscribe function. */
   subscribe(listener: (event: DecisionEvent) => void): () => void
   /** Base URL printed in links (no trailing slash), e.g. `http://192.168.1.5:4000`. */

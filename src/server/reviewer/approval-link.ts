@@ -20,6 +20,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { SITE_PRINCIPAL } from '../bound-keys.js'
 import { hashToken } from '../enrollment-repo.js'
 import type { ReviewerDeps } from '../service-types.js'
+import { loadApproverSets } from './approver-set-card.js'
 import { checkNotCrossSite, createNonce } from './device-auth.js'
 import type { SafeHtml } from './html.js'
 import { renderDecisionCard, renderMessagePage, renderPage } from './render.js'
@@ -77,7 +78,7 @@ type Status = 200 | 400 | 403 | 404 | 409 | 410
  */
 export function createApprovalLinkApp(
   links: ApprovalLinks,
-  deps: Pick<ReviewerDeps, 'getDecision' | 'answerDecision' | 'publicUrl'>,
+  deps: Pick<ReviewerDeps, 'getDecision' | 'answerDecision' | 'publicUrl' | 'listApproverSet'>,
 ): Hono {
   const app = new Hono()
 
@@ -117,7 +118,8 @@ export function createApprovalLinkApp(
     if (decision === null) return gone(c)
     const nonce = createNonce()
     const action = `/a/${encodeURIComponent(c.req.param('token') ?? '')}`
-    const card = renderDecisionCard(decision, { csrf: '', index: 0, action })
+    const set = (await loadApproverSets(deps, [decision])).get(decision.decisionId)
+    const card = renderDecisionCard(decision, { csrf: '', index: 0, action, set })
     return page(c, renderPage(card, { title: decision.question, nonce }), nonce, status)
   }
 

@@ -65,6 +65,9 @@ border:1px solid var(--border);background:var(--bg);color:var(--text)}
 .batch-items>li>.decision{margin:0 0 10px;padding:12px;border-radius:10px}
 .batch-items h2{font-size:1rem}
 .bulk{position:sticky;bottom:0;background:var(--card);padding:10px 0 4px;border-top:1px solid var(--border)}
+.approvers{margin:8px 0 0;padding:8px 12px;border-radius:10px;background:var(--bg);font-weight:600;font-size:.9rem;font-variant-numeric:tabular-nums}
+.approvers span{white-space:nowrap}
+.nav{display:flex;align-items:center;gap:12px}
 .visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `
 
@@ -72,30 +75,110 @@ border:1px solid var(--border);background:var(--bg);color:var(--text)}
  * Keeps the list current without a reload: every server-sent event (and each
  * (re)connect, which may have missed events) re-fetches `/review/list` and
  * reconciles cards by decision id, so a half-typed answer in a card that is
- * still pending survives the refresh. Answers are posted with fetch; without
- * JavaScript the same forms post normally.
+ * still pending survives the refresh; a kept card's `data-live` lines (how an
+ * approvers' set stands) take the new text. Answers are posted with fetch;
+ * without JavaScript the same forms post normally. On a decision page that
+ * has such a line, the same events re-read the card alone: a new status
+ * replaces the card (a withdrawn question then says why), otherwise only its
+ * live lines change.
  */
 export const REVIEWER_SCRIPT = `
 (() => {
-  const list = document.getElementById('decisions');
-  if (!list) return;
-  const empty = document.getElementById('empty');
-  const flash = document.getElementById('flash');
   const live = document.getElementById('live');
-  let running = null;
-  let again = false;
+  const list = document.getElementById('decisions');
+  const single = document.querySelector('main[data-card-url]');
+  if (!list && !single) return;
 
-  function apply(markup) {
+  // One load at a time; a change during a load runs one more after it.
+  function serialized(load) {
+    let running = null;
+    let again = false;
+    return function refresh() {
+      if (running) {
+        again = true;
+        return running;
+      }
+      running = (async () => {
+        do {
+          again = false;
+          try {
+            const res = await fetch(load.url(), { headers: { accept: 'text/html' }, cache: 'no-store' });
+            if (res.status === 401) {
+              location.reload();
+              return;
+            }
+            if (res.ok) load.apply(await res.text());
+          } catch {
+            // Offline for a moment: the next event or reconnect refreshes again.
+          }
+        } while (again);
+      })().finally(() => {
+        running = null;
+      });
+      return running;
+    };
+  }
+
+  function parse(markup) {
     const template = document.createElement('template');
     template.innerHTML = markup;
-    const incoming = Array.from(template.content.children).filter((el) => el.dataset.decisionId);
+    return Array.from(template.content.children);
+  }
+
+  function syncLive(el, node) {
+    for (const fresh of Array.from(node.querySelectorAll('[data-live]'))) {
+      const shown = Array.from(el.querySelectorAll('[data-live]')).find((line) => line.dataset.live === fresh.dataset.live);
+      // The element stays (a screen reader keeps announcing it); only what it says changes.
+      if (shown && shown.innerHTML !== fresh.innerHTML) shown.replaceChildren(...Array.from(fresh.childNodes));
+    }
+  }
+
+  function connect(refresh) {
+    const source = new EventSource('/review/events');
+    source.addEventListener('ready', () => {
+      if (live) live.textContent = 'Live';
+      refresh();
+    });
+    source.addEventListener('decision', () => refresh());
+    source.addEventListener('approvers', () => refresh());
+    source.addEventListener('error', () => {
+      if (live) live.textContent = 'Reconnecting…';
+    });
+    // EventSource gives up for good on a non-200 answer (e.g. the device was
+    // revoked); fall back to polling so the page still notices.
+    setInterval(() => {
+      if (source.readyState === EventSource.CLOSED) refresh();
+    }, 5000);
+  }
+
+  if (single) {
+    connect(serialized({
+      url: () => single.dataset.cardUrl,
+      apply(markup) {
+        const node = parse(markup).find((el) => el.dataset.decisionId);
+        const el = single.querySelector('article[data-decision-id]');
+        if (!node || !el) return;
+        if (node.dataset.status !== el.dataset.status) el.replaceWith(node);
+        else syncLive(el, node);
+      },
+    }));
+    return;
+  }
+
+  const empty = document.getElementById('empty');
+  const flash = document.getElementById('flash');
+
+  function apply(markup) {
+    const incoming = parse(markup).filter((el) => el.dataset.decisionId);
     const current = new Map();
     for (const el of Array.from(list.children)) current.set(el.dataset.decisionId, el);
     const wanted = new Set(incoming.map((el) => el.dataset.decisionId));
     for (const [id, el] of current) if (!wanted.has(id)) el.remove();
     let previous = null;
     for (const node of incoming) {
-      const el = current.get(node.dataset.decisionId) || node;
+      const kept = current.get(node.dataset.decisionId);
+      if (kept) syncLive(kept, node);
+      const el = kept || node;
       const expected = previous ? previous.nextElementSibling : list.firstElementChild;
       if (expected !== el) {
         if (previous) previous.after(el);
@@ -107,45 +190,8 @@ export const REVIEWER_SCRIPT = `
     list.dataset.count = String(incoming.length);
   }
 
-  function refresh() {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        try {
-          const res = await fetch('/review/list', { headers: { accept: 'text/html' }, cache: 'no-store' });
-          if (res.status === 401) {
-            location.reload();
-            return;
-          }
-          if (res.ok) apply(await res.text());
-        } catch {
-          // Offline for a moment: the next event or reconnect refreshes again.
-        }
-      } while (again);
-    })().finally(() => {
-      running = null;
-    });
-    return running;
-  }
-
-  const source = new EventSource('/review/events');
-  source.addEventListener('ready', () => {
-    live.textContent = 'Live';
-    refresh();
-  });
-  source.addEventListener('decision', () => refresh());
-  source.addEventListener('error', () => {
-    live.textContent = 'Reconnecting…';
-  });
-  // EventSource gives up for good on a non-200 answer (e.g. the device was
-  // revoked); fall back to polling so the page still notices.
-  setInterval(() => {
-    if (source.readyState === EventSource.CLOSED) refresh();
-  }, 5000);
+  const refresh = serialized({ url: () => '/review/list', apply });
+  connect(refresh);
 
   document.addEventListener('submit', async (event) => {
     const form = event.target;

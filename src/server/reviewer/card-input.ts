@@ -16,7 +16,13 @@ const SUMMARY_CHARS = 48
 // The summary is cut on grapheme boundaries: a cut by UTF-16 unit could
 // leave half a surrogate pair, which the page's UTF-8 encoding turns into
 // U+FFFD, and a cut by code point could split a flag or an accent.
-function renderValue(value: string | number | boolean): SafeHtml | string {
+/**
+ * One parameter value as the card shows it: visible text, folded when long.
+ *
+ * @example
+ * renderValue('bob, carol') // 'bob, carol'
+ */
+export function renderValue(value: string | number | boolean): SafeHtml | string {
   const text = visibleText(typeof value === 'string' ? value : String(value))
   const summary = graphemePrefix(text, SUMMARY_CHARS)
   if (summary.total <= FOLD_AFTER) return text
@@ -25,14 +31,21 @@ function renderValue(value: string | number | boolean): SafeHtml | string {
 
 /**
  * The input list of one decision, or nothing when it has no other parameters.
+ * `shownElsewhere` names parameters another section of the card draws.
  *
  * @example
  * renderInputList(decision) // <dl class="input">…</dl>
  */
-export function renderInputList(decision: StoredDecision): SafeHtml | '' {
+export function renderInputList(
+  decision: StoredDecision,
+  shownElsewhere: readonly string[] = [],
+): SafeHtml | '' {
   const parameters = decision.parameters
   if (parameters === null) return ''
-  const shown = new Set((decision.presentation?.changes ?? []).map((change) => change.parameter))
+  const shown = new Set([
+    ...(decision.presentation?.changes ?? []).map((change) => change.parameter),
+    ...shownElsewhere,
+  ])
   const rows = Object.entries(parameters).filter(([key]) => !shown.has(key))
   if (rows.length === 0) return ''
   const heading = decision.toolName ? `Input of ${decision.toolName}` : 'Input'

@@ -2,6 +2,8 @@
  * Server-sent events for one enrolled device. Events carry only the decision
  * id and status; the page re-fetches the list fragment, so what the device may
  * see is decided in one place (the list route), never by event payloads.
+ * Another member's change to an approvers' set this customer is asked in is
+ * an `approvers` event with an empty payload: it names nobody else's decision.
  */
 import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
@@ -31,7 +33,7 @@ export interface ReviewerEventOptions {
  */
 export function streamReviewerEvents(
   c: Context<ReviewerEnv>,
-  deps: Pick<ReviewerDeps, 'subscribe' | 'deviceFromToken'>,
+  deps: Pick<ReviewerDeps, 'subscribe' | 'deviceFromToken' | 'inApproverSet'>,
   options: ReviewerEventOptions = {},
 ): Response {
   const externalId = c.get('externalId')
@@ -66,13 +68,23 @@ export function streamReviewerEvents(
       return false
     }
     const unsubscribe = deps.subscribe((event) => {
-      if (event.externalId !== externalId) return
+      if (event.externalId === externalId) {
+        enqueue(async () => {
+          if (!(await stillEnrolled())) return
+          await stream.writeSSE({
+            event: 'decision',
+            data: JSON.stringify({ decisionId: event.decisionId, status: event.status }),
+          })
+        })
+        return
+      }
+      const set = event.approverSet
+      if (typeof set !== 'string') return
       enqueue(async () => {
         if (!(await stillEnrolled())) return
-        await stream.writeSSE({
-          event: 'decision',
-          data: JSON.stringify({ decisionId: event.decisionId, status: event.status }),
-        })
+        // A failed lookup sends nothing: the next event or reconnect refreshes anyway.
+        if (!(await deps.inApproverSet(set, externalId).catch(() => false))) return
+        await stream.writeSSE({ event: 'approvers', data: '{}' })
       })
     })
     const keepAlive = setInterval(() => enqueue(() => stream.write(': keep-alive\n\n')), keepAliveMs)

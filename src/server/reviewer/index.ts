@@ -11,6 +11,7 @@ import { setCookie } from 'hono/cookie'
 import type { SlotLimiter } from '../connection-limits.js'
 import type { ReviewerDeps } from '../service-types.js'
 import { answerJson, handleAnswerPost, httpStatusOf, wantsJson } from './answer.js'
+import { loadApproverSets } from './approver-set-card.js'
 import { handleBatchAnswerPost } from './batch-answer.js'
 import { BATCH_ANSWER_PATH } from './batch-card.js'
 import {
@@ -23,6 +24,7 @@ import {
 import { type ReviewerEventOptions, streamReviewerEvents } from './events.js'
 import type { SafeHtml } from './html.js'
 import {
+  renderDecisionCardFragment,
   renderDecisionList,
   renderDecisionPage,
   renderEnrollPage,
@@ -154,12 +156,17 @@ export function createReviewerApp(deps: ReviewerDeps, options: ReviewerAppOption
   app.get('/review', device, async (c) => {
     const externalId = c.get('externalId')
     const decisions = await deps.listPendingFor(externalId)
-    return page(c, renderReviewPage({ externalId, decisions, csrf: c.get('csrf'), nonce: c.get('nonce') }))
+    const sets = await loadApproverSets(deps, decisions)
+    return page(
+      c,
+      renderReviewPage({ externalId, decisions, sets, csrf: c.get('csrf'), nonce: c.get('nonce') }),
+    )
   })
 
   app.get('/review/list', device, async (c) => {
     const decisions = await deps.listPendingFor(c.get('externalId'))
-    return c.html(renderDecisionList(decisions, c.get('csrf')).value)
+    const sets = await loadApproverSets(deps, decisions)
+    return c.html(renderDecisionList(decisions, c.get('csrf'), sets).value)
   })
 
   app.get('/review/events', device, (c) => {
@@ -196,15 +203,32 @@ export function createReviewerApp(deps: ReviewerDeps, options: ReviewerAppOption
     return message(c, status, 'Answers not all recorded', result.message, true)
   })
 
-  app.get('/review/:id', device, async (c) => {
-    const decision = await deps.getDecision(c.req.param('id'))
+  /** The device's own decision with its approvers' set, or the page that refuses it. */
+  const ownDecision = async (c: Context<ReviewerEnv>) => {
+    const decision = await deps.getDecision(c.req.param('id') ?? '')
     if (decision === null) {
-      return message(c, 404, 'Decision not found', 'There is no such decision.', true)
+      return { refused: message(c, 404, 'Decision not found', 'There is no such decision.', true) } as const
     }
     if (decision.externalId !== c.get('externalId')) {
-      return message(c, 403, 'Not your decision', 'This decision is not addressed to you.', true)
+      return {
+        refused: message(c, 403, 'Not your decision', 'This decision is not addressed to you.', true),
+      } as const
     }
-    return page(c, renderDecisionPage({ decision, csrf: c.get('csrf'), nonce: c.get('nonce') }))
+    const set = (await loadApproverSets(deps, [decision])).get(decision.decisionId)
+    return { decision, set } as const
+  }
+
+  app.get('/review/:id', device, async (c) => {
+    const own = await ownDecision(c)
+    if ('refused' in own) return own.refused
+    return page(c, renderDecisionPage({ ...own, csrf: c.get('csrf'), nonce: c.get('nonce') }))
+  })
+
+  // The card alone, for the decision page's script to re-read while it is open.
+  app.get('/review/:id/card', device, async (c) => {
+    const own = await ownDecision(c)
+    if ('refused' in own) return own.refused
+    return c.html(renderDecisionCardFragment({ ...own, csrf: c.get('csrf') }).value)
   })
 
   app.post('/review/:id/answer', device, bodyLimit({ maxSize: 64 * 1024 }), async (c) => {

@@ -3,7 +3,14 @@
  * their inputs: routes decide who may see what, this module only draws it.
  */
 import { visibleText } from '../../pushary/display-text.js'
+import { isApproved } from '../../pushary/question.js'
 import type { StoredDecision } from '../service-types.js'
+import {
+  APPROVER_CARD_PARAMETERS,
+  type ApproverSetProgress,
+  renderApproverSection,
+  withdrawnBecause,
+} from './approver-set-card.js'
 import { REVIEWER_CSS, REVIEWER_SCRIPT } from './assets.js'
 import { groupDecisions, renderBatchCard } from './batch-card.js'
 import { renderBinding } from './card-binding.js'
@@ -88,20 +95,25 @@ ${renderChanges(presentation, decision)}
 
 /**
  * Human text for a decision's outcome, e.g. after the reviewer tapped Deny.
+ * A member of an approvers' set withdrawn because the set settled says so
+ * (`set`: how the set stands).
  *
  * @example
  * describeOutcome({ ...decision, status: 'answered', type: 'confirm', value: 'no' }) // 'Denied.'
  */
-export function describeOutcome(decision: StoredDecision): string {
+export function describeOutcome(decision: StoredDecision, set?: ApproverSetProgress): string {
   switch (decision.status) {
     case 'pending':
       return 'Waiting for an answer.'
     case 'expired':
       return 'Expired without an answer.'
-    case 'cancelled':
-      return 'Cancelled by the application.'
+    case 'cancelled': {
+      const withdrawn = set === undefined ? null : withdrawnBecause(set)
+      return withdrawn === null ? 'Cancelled by the application.' : `${withdrawn}.`
+    }
     case 'answered':
-      if (decision.type === 'confirm') return decision.value === 'yes' ? 'Approved.' : 'Denied.'
+      // The package's rule, so an answer relayed as "approve" or "OK" reads as it counts.
+      if (decision.type === 'confirm') return isApproved(decision) ? 'Approved.' : 'Denied.'
       if (decision.type === 'select') return `Chose “${decision.value ?? ''}”.`
       return `Answered: “${decision.value ?? ''}”.`
     default: {
@@ -141,6 +153,15 @@ function renderControls(decision: StoredDecision, inputId: string): SafeHtml {
   }
 }
 
+/** How one card is drawn: its form token, element-id seed, form action and approvers' set, if any. */
+export interface CardOptions {
+  readonly csrf: string
+  readonly index: number
+  readonly action?: string
+  /** How the set stands when the decision is one member of an approvers' set. */
+  readonly set?: ApproverSetProgress | undefined
+}
+
 /**
  * One decision as a card: agent, risk, question, presentation, then the
  * answer controls while it is pending or the outcome once it is not.
@@ -148,10 +169,7 @@ function renderControls(decision: StoredDecision, inputId: string): SafeHtml {
  * @example
  * renderDecisionCard(decision, { csrf: token, index: 0 })
  */
-export function renderDecisionCard(
-  decision: StoredDecision,
-  options: { readonly csrf: string; readonly index: number; readonly action?: string },
-): SafeHtml {
+export function renderDecisionCard(decision: StoredDecision, options: CardOptions): SafeHtml {
   const headingId = `q-${options.index}`
   const expiresAt = decision.expiresAt === null ? null : new Date(decision.expiresAt)
   const expires =
@@ -164,13 +182,14 @@ export function renderDecisionCard(
 <input type="hidden" name="csrf" value="${options.csrf}">
 ${renderControls(decision, `a-${options.index}`)}
 </form>`
-      : html`<p class="outcome" role="status">${describeOutcome(decision)}</p>`
-  return html`<article class="decision" data-decision-id="${decision.decisionId}" aria-labelledby="${headingId}">
+      : html`<p class="outcome" role="status">${describeOutcome(decision, options.set)}</p>`
+  return html`<article class="decision" data-decision-id="${decision.decisionId}" data-status="${decision.status}" aria-labelledby="${headingId}">
 <p class="meta"><span class="agent">${sourceLabel(cardSource(decision))}</span>${decision.agentName ? html`<span class="agent">${decision.agentName}</span>` : ''}${renderRisk(decision.presentation?.risk)}${decision.toolName ? html`<span>${decision.toolName}</span>` : ''}</p>
 <h2 id="${headingId}">${decision.question}</h2>
 ${renderPresentation(decision)}
 ${renderBinding(decision)}
-${renderInputList(decision)}
+${options.set === undefined ? renderInputList(decision) : renderInputList(decision, APPROVER_CARD_PARAMETERS)}
+${options.set === undefined ? '' : renderApproverSection(decision, options.set)}
 ${expires}
 ${body}
 </article>`
@@ -178,13 +197,22 @@ ${body}
 
 /**
  * The list fragment `/review/list` returns and the page script reconciles.
+ * `sets` holds how each approvers' set stands, by member decision ID.
  *
  * @example
- * renderDecisionList(decisions, csrf).value
+ * renderDecisionList(decisions, csrf, await loadApproverSets(deps, decisions)).value
  */
-export function renderDecisionList(decisions: readonly StoredDecision[], csrf: string): SafeHtml {
+export function renderDecisionList(
+  decisions: readonly StoredDecision[],
+  csrf: string,
+  sets: ReadonlyMap<string, ApproverSetProgress> = new Map(),
+): SafeHtml {
   const card = (decision: StoredDecision) =>
-    renderDecisionCard(decision, { csrf, index: indexFor(decision.decisionId) })
+    renderDecisionCard(decision, {
+      csrf,
+      index: indexFor(decision.decisionId),
+      set: sets.get(decision.decisionId),
+    })
   return html`${groupDecisions(decisions).map((entry) =>
     entry.kind === 'single' ? card(entry.decision) : renderBatchCard(entry, csrf, card),
   )}`
@@ -214,19 +242,22 @@ export function renderReviewPage(input: {
   readonly decisions: readonly StoredDecision[]
   readonly csrf: string
   readonly nonce: string
+  readonly sets?: ReadonlyMap<string, ApproverSetProgress>
 }): SafeHtml {
   const body = html`${header(html`<span class="live" id="live" aria-live="polite">Connecting…</span>`)}
 <main>
 <p class="muted">You answer here as <strong>${input.externalId}</strong>. Each card says what will happen if you approve.</p>
 <p id="flash" role="status" aria-live="polite"></p>
-<div id="decisions" aria-label="Pending decisions">${renderDecisionList(input.decisions, input.csrf)}</div>
+<div id="decisions" aria-label="Pending decisions">${renderDecisionList(input.decisions, input.csrf, input.sets)}</div>
 <p id="empty" class="notice"${input.decisions.length > 0 ? unsafeRaw(' hidden') : ''}>No pending decisions. New ones appear here automatically.</p>
 </main>`
   return renderPage(body, { title: 'Pending approvals', nonce: input.nonce, script: true })
 }
 
 /**
- * One decision on its own page (the link a notification would open).
+ * One decision on its own page (the link a notification would open). A
+ * member of an approvers' set stays current while open: the page script
+ * re-reads this card (`/review/:id/card`) when the set changes.
  *
  * @example
  * renderDecisionPage({ decision, csrf, nonce }).value
@@ -235,10 +266,37 @@ export function renderDecisionPage(input: {
   readonly decision: StoredDecision
   readonly csrf: string
   readonly nonce: string
+  readonly set?: ApproverSetProgress | undefined
 }): SafeHtml {
-  const body = html`${header(html`<a href="/review">All pending</a>`)}
-<main>${renderDecisionCard(input.decision, { csrf: input.csrf, index: indexFor(input.decision.decisionId) })}</main>`
-  return renderPage(body, { title: input.decision.question, nonce: input.nonce })
+  const card = renderDecisionCardFragment(input)
+  const back = html`<a href="/review">All pending</a>`
+  if (input.set === undefined) {
+    const body = html`${header(back)}
+<main>${card}</main>`
+    return renderPage(body, { title: input.decision.question, nonce: input.nonce })
+  }
+  const cardUrl = `/review/${encodeURIComponent(input.decision.decisionId)}/card`
+  const body = html`${header(html`<span class="nav"><span class="live" id="live" aria-live="polite">Connecting…</span>${back}</span>`)}
+<main data-card-url="${cardUrl}">${card}</main>`
+  return renderPage(body, { title: input.decision.question, nonce: input.nonce, script: true })
+}
+
+/**
+ * The card of the decision page alone, as `/review/:id/card` returns it.
+ *
+ * @example
+ * renderDecisionCardFragment({ decision, csrf, set }).value
+ */
+export function renderDecisionCardFragment(input: {
+  readonly decision: StoredDecision
+  readonly csrf: string
+  readonly set?: ApproverSetProgress | undefined
+}): SafeHtml {
+  return renderDecisionCard(input.decision, {
+    csrf: input.csrf,
+    index: indexFor(input.decision.decisionId),
+    set: input.set,
+  })
 }
 
 /**
