@@ -7,6 +7,7 @@
  *   npm run demo -- --agent --answer approve|deny|select|input
  *   npm run demo -- --agent --model openai/gpt-4o   # a provider model (its key must be set)
  *   npm run demo -- --expire          # nobody answers; the decision expires
+ *   npm run demo -- --approvers alice,bob,carol --required 2   # several approvers (approvers-refund.ts)
  *   npm run demo -- --fresh           # use a temporary database
  *   npm run demo -- --port 4100 --public-url http://192.168.1.20:4100   # phone on the LAN
  *   npm run demo -- --help            # every flag
@@ -32,6 +33,7 @@ import {
 import { linkSimulatedPhone, type SimulatedPhone, waitForPusharyService } from '@pushary/mastra/testing'
 import { waitUntilReachable } from '../shared/local-phone.js'
 import { type DemoAnswer, runAgentRefund, UNATTENDED_VALUE } from './agent-refund.js'
+import { parseApproversFlags, runApproversRefund } from './approvers-refund.js'
 import { createOpenedQuestions } from './opened-questions.js'
 import { createRefundApp, createRefundLedger, type RefundOrder } from './refund-app.js'
 import { printQr, startProgress } from './terminal.js'
@@ -51,6 +53,9 @@ Options:
   --agent             Ask from a Mastra Agent whose refund tool has requireApproval
   --model <p/name>    With --agent: a provider model such as openai/gpt-4o (its key must be set)
   --expire            Nobody answers; the question expires after 3 s and no refund runs
+  --approvers <ids>   Ask several people instead, e.g. alice,bob,carol: each links a phone (or a
+                      private browser window) and answers on their own card; ends when the set settles
+  --required <n>      With --approvers: how many must approve (default all; one denial declines)
   --fresh             Keep the data in a new temporary directory instead of .pushary/
   --port <n>          Port of the local service (default 0: any free port)
   --public-url <url>  Base URL of printed links, e.g. http://192.168.1.20:4100 (binds 0.0.0.0)
@@ -63,6 +68,8 @@ const OPTIONS = {
   agent: { type: 'boolean', default: false },
   model: { type: 'string' },
   expire: { type: 'boolean', default: false },
+  approvers: { type: 'string' },
+  required: { type: 'string' },
   fresh: { type: 'boolean', default: false },
   port: { type: 'string', default: '0' },
   'public-url': { type: 'string' },
@@ -125,6 +132,11 @@ async function main(): Promise<number> {
   }
   if (answer !== undefined && values.expire) {
     process.stderr.write('--answer and --expire cannot be combined\n')
+    return 2
+  }
+  const approvers = parseApproversFlags(values)
+  if (typeof approvers === 'string') {
+    process.stderr.write(`${approvers}\n`)
     return 2
   }
   const dataDir = values.fresh ? mkdtempSync(join(tmpdir(), 'pushary-demo-')) : resolve('.pushary')
@@ -206,6 +218,19 @@ async function main(): Promise<number> {
     out('Pushary refund demo')
     out(`  decision service  ${service.url}   (data in ${dataDir})`)
     out()
+    if (approvers !== null) {
+      return runApproversRefund({
+        client,
+        publicUrl: service.publicUrl,
+        app,
+        store,
+        ledger,
+        flags: approvers,
+        answer: answer === 'approve' || answer === 'deny' ? answer : undefined,
+        timeoutMs: Number(values.timeout) * 1000,
+        out,
+      })
+    }
 
     // 3. Connect the reviewer's phone once (enrolment binds a device to the customer ID).
     // Questions are asked with requireReachable: a customer with no linked

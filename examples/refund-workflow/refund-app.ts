@@ -26,6 +26,10 @@ export const refundOrderSchema = z.object({
   customerId: z.string().min(1),
   /** What the demo asks: a confirm (the default), or a choice or a text, which are data and never approve. */
   ask: z.enum(['confirm', 'select', 'input']).default('confirm'),
+  /** Several approvers instead of the customer (`--approvers`): each is asked, `required` of them must approve. */
+  approvers: z
+    .object({ externalIds: z.array(z.string().min(1)).min(1), required: z.number().int().optional() })
+    .optional(),
 })
 export type RefundOrder = z.infer<typeof refundOrderSchema>
 const refundedSchema = z.object({ refunded: z.literal(true), orderId: z.string() })
@@ -85,7 +89,7 @@ export function createRefundApp(input: {
           : `Refund ${(inputData.amountMinor / 100).toFixed(2)} ${inputData.currency} for order ${inputData.orderId}?`,
       type: inputData.ask,
       ...(inputData.ask === 'select' ? { options: ['yes', 'store credit'] } : {}),
-      externalId: inputData.customerId,
+      ...(inputData.approvers ? { approvers: inputData.approvers } : { externalId: inputData.customerId }),
       subject: {
         toolName: 'refund.create',
         toolTarget: inputData.orderId,
