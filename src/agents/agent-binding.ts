@@ -41,6 +41,7 @@ export const AGENT_REVIEW_ASK_STEP = 'ask'
  * const context = agentBindingContext(binding, 'openPusharyAgentReview')
  */
 export function agentBindingContext(binding: PusharyAgentReviewBinding, operation: string): string {
+  const set = binding.approverSet
   // Only the binding fields: a full review (state, decision ID) must give the same context.
   const context = canonicalJson({
     pushary: 'agent-review',
@@ -49,7 +50,19 @@ export function agentBindingContext(binding: PusharyAgentReviewBinding, operatio
     runId: binding.runId,
     toolCallId: binding.toolCallId,
     toolName: binding.toolName,
-    externalId: binding.externalId,
+    // Several approvers share one review run: the set (never its decisions,
+    // asked by that run) names it instead of the member. Undefined is dropped,
+    // so one approver's context is byte for byte what it was.
+    externalId: set === undefined ? binding.externalId : undefined,
+    approvers:
+      set === undefined
+        ? undefined
+        : fingerprintPusharyAction({
+            externalIds: set.externalIds,
+            required: set.required,
+            veto: set.veto,
+            requestedBy: set.requestedBy ?? null,
+          }),
     actionVersion: binding.actionVersion,
     inputHash: binding.inputHash,
     subjectHash: binding.subjectHash,
@@ -74,6 +87,8 @@ export function agentBindingContext(binding: PusharyAgentReviewBinding, operatio
  * review. Its run ID and operation ID are fingerprints of the whole agent
  * binding, so the decision context the service stores (and the idempotency
  * key) change whenever recipient, question, arguments, subject or version do.
+ * The members of several approvers share the run; each binding names its own
+ * member (`externalId`).
  *
  * @example
  * const { runId } = agentWorkflowBinding(binding, 'openPusharyAgentReview')
@@ -90,6 +105,8 @@ export function agentWorkflowBinding(
     operationId: `agent:${fingerprintPusharyAction(context)}`,
     externalId: binding.externalId,
     question: binding.question,
+    // A member of several approvers: its decision's context carries the set (steps/approver-set-step.ts).
+    ...(binding.approverSet === undefined ? {} : { approverSet: { required: binding.approverSet.required } }),
   }
 }
 

@@ -26,6 +26,7 @@ import { approvalProgress, loadRunSnapshot } from '../resume/run-position.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
 import { AGENT_REVIEW_ASK_STEP, AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from './agent-binding.js'
 import { resumeAgentForDispatch } from './agent-dispatch.js'
+import { waitingMembers } from './agent-review-run.js'
 import { ensureAgentReviewWorkflow } from './agent-review-workflow.js'
 import { agentRunEnding } from './tool-call-outcome.js'
 
@@ -97,6 +98,15 @@ async function settleTakenOver(
       reason,
       ...(ending.outcome === null ? {} : { actionOutcome: ending.outcome }),
     }
+  }
+  const members = review.approverSet ? waitingMembers(snapshot) : null
+  const self = members?.find((member) => member.decisionId === decisionId)
+  if (members && self && self.status !== 'pending') {
+    // Several approvers: the run counted this answer before the crash and waits on the others.
+    const approvals = members.filter((member) => member.approved).length
+    const reason = `recovered: the answer was counted; the approvers' set waits on the others (${approvals} of ${review.approverSet?.required} approvals so far)`
+    await context.store.finish(decisionId, 'completed', reason)
+    return { status: 'pending', decisionId, reason, reasonCode: 'awaiting_approvers' }
   }
   const location = {
     stepId: AGENT_REVIEW_ASK_STEP,

@@ -19,6 +19,7 @@ import {
   agentWorkflowBinding,
   inputFingerprint,
 } from './agent-binding.js'
+import { waitingMembers } from './agent-review-run.js'
 import { normalizeSuspendedCall } from './agent-shapes.js'
 import { questionSuspensionOf } from './question-suspension.js'
 
@@ -34,6 +35,8 @@ export type PusharyAgentReviewAction = 'approved' | 'declined' | 'answered'
 export type ReviewRunState =
   /** Waiting on this decision; `context` is the run's step context as just read (the ask's trace reference). */
   | { state: 'waiting'; context: Record<string, unknown> }
+  /** Several approvers: the run counted this member's answer and waits on the others. */
+  | { state: 'counted'; runId: string; approvals: number; required: number }
   | { state: 'resuming'; runId: string }
   | {
       state: 'finished'
@@ -84,9 +87,18 @@ export async function reviewRunState(
       const ask = snapshot.context[AGENT_REVIEW_ASK_STEP] as
         | { suspendPayload?: { decisionId?: unknown } }
         | undefined
-      return ask?.suspendPayload?.decisionId === review.decisionId
-        ? { state: 'waiting', context: snapshot.context }
-        : { state: 'ended', runId, status: 'suspended on another decision' }
+      if (ask?.suspendPayload?.decisionId === review.decisionId) {
+        return { state: 'waiting', context: snapshot.context }
+      }
+      // Several approvers: the run waits on every member still open.
+      const members = review.approverSet ? waitingMembers(snapshot) : null
+      const self = members?.find((member) => member.decisionId === review.decisionId)
+      if (members && self?.status === 'pending') return { state: 'waiting', context: snapshot.context }
+      if (members && self) {
+        const approvals = members.filter((member) => member.approved).length
+        return { state: 'counted', runId, approvals, required: review.approverSet?.required ?? 0 }
+      }
+      return { state: 'ended', runId, status: 'suspended on another decision' }
     }
     case 'running':
     case 'pending':

@@ -7,6 +7,7 @@ import type { PusharyAnswer } from '../pushary/question.js'
 import { finishWithOutcome, type KnownActionEnding } from '../resume/action-evidence.js'
 import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
 import { type PusharyReasonCode, settledResult } from '../resume/review-status.js'
+import type { ApproverOutcome } from '../steps/approver-set.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyActionOutcome, PusharyAgentReview } from '../store/review-schema.js'
 import type { PusharyAgentReviewAction, ReviewRunState } from './agent-resume-causes.js'
@@ -32,6 +33,13 @@ export type PusharyAgentResumeOutcome<TOutput = unknown> =
       discoveryError?: string
       /** What happened to the approved action: `ran`, or `not_run` after a decline. */
       actionOutcome?: PusharyActionOutcome
+      /**
+       * Several approvers: every approver's answer (`externalId`, `decisionId`,
+       * `status`, `approved`, `answeredAt`, `late`); `answer` is then the set's verdict.
+       */
+      approvers?: ApproverOutcome[]
+      /** Several approvers: the decisions whose answers settled the set. */
+      settledBy?: string[]
     }
   | { status: 'pending' | 'unknown'; decisionId: string; reason?: string; reasonCode?: PusharyReasonCode }
   | {
@@ -168,6 +176,11 @@ export async function resumedByAnother(
           ...(run.action ? { action: run.action } : {}),
         }
       }
+      case 'counted':
+        // Several approvers: a resume of this run already counted this
+        // member's answer (its own, interrupted before it ended the review,
+        // or another member's, which re-reads every member).
+        return await endCounted(store, decisionId, run)
       case 'resuming': {
         const reason = `${elsewhere}, which is resuming it now`
         await store.finish(decisionId, 'pending', reason)
@@ -234,6 +247,35 @@ export async function releaseClaim(
   try {
     await store.finish(decisionId, 'pending', reason)
     return { status: 'pending', decisionId, reason, reasonCode: 'step_resuspended' }
+  } catch (error) {
+    return {
+      status: 'uncertain',
+      decisionId,
+      reason,
+      reasonCode: 'release_failed',
+      persistenceError: message(error),
+    }
+  }
+}
+
+/**
+ * Several approvers: the review run counted this member's answer and waits
+ * on the others. Nothing ran, and this member's part is done: the review
+ * ends `completed` and the result is `pending` (`awaiting_approvers`), since
+ * the action itself still waits.
+ *
+ * @example
+ * return endCounted(store, decisionId, { approvals: 1, required: 2 })
+ */
+export async function endCounted(
+  store: PusharyAgentReviewStore,
+  decisionId: string,
+  set: { approvals: number; required: number },
+): Promise<PusharyAgentResumeOutcome<never>> {
+  const reason = `the answer was counted; the approvers' set waits on the others (${set.approvals} of ${set.required} approvals so far)`
+  try {
+    await store.finish(decisionId, 'completed', reason)
+    return { status: 'pending', decisionId, reason, reasonCode: 'awaiting_approvers' }
   } catch (error) {
     return {
       status: 'uncertain',

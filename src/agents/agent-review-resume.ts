@@ -23,18 +23,26 @@ import { readReviewedDecision } from '../steps/decision-expiry.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import { type PusharyAgentReview, pusharyAgentReviewSchema } from '../store/review-schema.js'
 import { agentWorkflowBinding, checkAgentDecision } from './agent-binding.js'
-import { reviewRunState, staleCallCause } from './agent-resume-causes.js'
+import { type ReviewRunState, reviewRunState, staleCallCause } from './agent-resume-causes.js'
 import { agentToolProblem, questionResumeData, resumeDataProblem } from './agent-resume-data.js'
 import type { AgentResumeRefusal, PusharyAgentResumeOutcome } from './agent-resume-outcome.js'
 import {
   claimRefused,
   endAgentReview,
+  endCounted,
   endStale,
   releaseClaim,
   resumedByAnother,
 } from './agent-resume-outcome.js'
+import { resumeAgentReviewRun } from './agent-review-run.js'
 import { agentResumeSpans } from './agent-review-spans.js'
-import { resumeAgentReviewRun } from './agent-review-workflow.js'
+import { type SettledAgentSet, setAnswer, settledAgentSetOf } from './agent-set-answer.js'
+import {
+  endMemberElsewhere,
+  endOtherMembers,
+  endSettledMember,
+  settledSetOfRun,
+} from './agent-set-endings.js'
 import type { PusharyResumableAgent } from './agent-shapes.js'
 import { autoResumedBy } from './auto-resume.js'
 import { withDurableApprovals } from './durable-approvals.js'
@@ -140,6 +148,20 @@ export async function resumeAgentReview<TOutput = unknown>(
   )
   const mismatch = checkAgentDecision(review, decision)
   if (mismatch) return { status: 'mismatch', decisionId, reason: mismatch }
+  const mastra = mastraOf(input)
+  if (review.approverSet && mastra) {
+    // Several approvers: once the set is settled this member only ends, from its record.
+    const set = await settledSetOfRun(mastra, review)
+    if (set)
+      return endSettledMember({
+        store: input.store,
+        client: input.client,
+        review,
+        decision,
+        set,
+        claimed: false,
+      })
+  }
   if (decision.status === 'pending') {
     return {
       status: 'pending',
@@ -154,7 +176,6 @@ export async function resumeAgentReview<TOutput = unknown>(
   } catch (error) {
     return { status: 'invalid_answer', decisionId, reason: message(error) }
   }
-  const mastra = mastraOf(input)
   const answeredAt = logVerifiedAnswer({
     mastra,
     decisionId,
@@ -225,6 +246,13 @@ export async function resumeAgentReview<TOutput = unknown>(
   }
   let output: TOutput | undefined
   let ending: ActionEnding | undefined
+  // Set inside the claimed work below (a holder, so the compiler does not narrow it to null).
+  let settled = null as SettledAgentSet | null
+  // A run another caller resumed: for several approvers, a member of the set it settled.
+  const elsewhere = (run: Exclude<ReviewRunState, { state: 'waiting' }>) =>
+    review.approverSet
+      ? endMemberElsewhere({ store: input.store, client: input.client, mastra, review, decision }, run)
+      : resumedByAnother(input.store, decisionId, run)
   // The claim is kept alive while the native resume runs, so recovery never
   // takes over a live resumer (a four-operation store of the user's own
   // cannot tell; its claims are never taken over automatically).
@@ -234,13 +262,13 @@ export async function resumeAgentReview<TOutput = unknown>(
     try {
       // The review run first: a caller without this store may have resumed it,
       // and then the agent run is gone because of that resume, not "outside".
-      if (before.state !== 'waiting') return await resumedByAnother(input.store, decisionId, before)
+      if (before.state !== 'waiting') return await elsewhere(before)
       const listed = await findSuspendedRun(agent, review.runId, scope)
       const suspended = listed ? await withDurableApprovals(mastra, listed) : undefined
       const changed = staleCallCause(review, suspended)
       if (changed) {
         const after = await reviewRunState(mastra, review, operation)
-        if (after.state !== 'waiting') return await resumedByAnother(input.store, decisionId, after)
+        if (after.state !== 'waiting') return await elsewhere(after)
         return await endStale(input.store, decisionId, changed)
       }
       const current = input.currentActionVersion
@@ -272,15 +300,23 @@ export async function resumeAgentReview<TOutput = unknown>(
         },
       })
       if (run.status === 'suspended') return await releaseClaim(input.store, decisionId)
+      if (run.status === 'counted') {
+        return await endCounted(input.store, decisionId, {
+          approvals: run.approvals,
+          required: review.approverSet?.required ?? 0,
+        })
+      }
       if (run.status === 'taken') {
         const taken = await reviewRunState(mastra, review, operation)
-        if (taken.state !== 'waiting') return await resumedByAnother(input.store, decisionId, taken)
+        if (taken.state !== 'waiting') return await elsewhere(taken)
         throw new Error('the review workflow run refused the resume but still waits on this decision')
       }
       // Evidence before status: the run ended `success` even when the tool
       // threw or refused its input; only the tool's own result says it ran.
-      const read = agentRunEnding(review.kind, 'result' in run ? run.result : undefined)
+      const result = 'result' in run ? run.result : undefined
+      const read = agentRunEnding(review.kind, result)
       ending = read
+      settled = settledAgentSetOf((result as { approverSet?: unknown } | null)?.approverSet)
       if (read.state !== 'completed') return await endAgentReview(input.store, decisionId, read, output)
       await finishWithOutcome(input.store, decisionId, 'completed', undefined, read)
     } catch (error) {
@@ -309,15 +345,20 @@ export async function resumeAgentReview<TOutput = unknown>(
     }
     return null
   })
+  // The set's other members end once this review did (their claims wait on it).
+  if (settled)
+    await endOtherMembers({ store: input.store, client: input.client, mastra, review, set: settled })
   if (ended) return spans.ended(ended)
 
   const resumed = {
     status: 'resumed' as const,
     decisionId,
     review: { ...review, state: 'completed' as const },
-    answer,
+    // Several approvers: the set's verdict, not this member's own answer.
+    answer: settled ? setAnswer(settled) : answer,
     output: output as TOutput,
     ...(ending?.outcome == null ? {} : { actionOutcome: ending.outcome }),
+    ...(settled ? { approvers: settled.approvers, settledBy: settled.settledBy } : {}),
   }
   spans.ended(resumed)
   try {

@@ -17,13 +17,12 @@ import { openAgentReviewTrace } from '../observability/agent-trace.js'
 import type { PusharyClient } from '../pushary/client.js'
 import { idSchema } from '../pushary/identity.js'
 import { type PusharyAnswer, pusharyAnswerSchema } from '../pushary/question.js'
-import type { Decision } from '../pushary/wire-responses.js'
 import { loadRunSnapshot, type RunSnapshotView } from '../resume/run-position.js'
 import { PUSHARY_FALLBACK_CONTEXT_KEY, type PusharyFallbackLink } from '../steps/approval-delivery.js'
 import { type PusharyApprovalStepInput, pusharyApprovalStepInputSchema } from '../steps/approval-schemas.js'
 import { PACKAGE_WORKFLOW_OPTIONS, pusharyApprovalStep } from '../steps/approval-step.js'
 import { PUSHARY_GUARD_METADATA_KEY } from '../steps/gate-warning.js'
-import { handOverVerifiedDecision } from '../steps/verified-handoff.js'
+import type { AskedMember } from './agent-approvers.js'
 import {
   AGENT_REVIEW_ASK_STEP,
   AGENT_REVIEW_WORKFLOW_ID,
@@ -31,13 +30,14 @@ import {
   type PusharyAgentReviewBinding,
 } from './agent-binding.js'
 import { questionResumeData } from './agent-resume-data.js'
+import { setDeclineReason, settledAgentSetOf, settledAgentSetSchema } from './agent-set-answer.js'
 import { finishReasonOf, type PusharyResumableAgent } from './agent-shapes.js'
 import { resumeGenerateOf } from './durable-approvals.js'
 import { openPersistence, type PersistencePredicate } from './review-run-persistence.js'
 import { toolCallOutcome } from './tool-call-outcome.js'
 
 /** Request-context key of the resume hook (functions are never persisted in the snapshot). */
-const RESUME_HOOK_KEY = 'pushary.agent-resume'
+export const RESUME_HOOK_KEY = 'pushary.agent-resume'
 
 /** How the native resume is issued and where its output goes. */
 export interface AgentResumeHook {
@@ -63,6 +63,8 @@ const resumedSchema = z.object({
   /** For an approved call: what the tool did, read from Mastra's output (`tool-call-outcome.ts`). */
   toolOutcome: z.enum(['ran', 'failed', 'refused', 'unknown', 'moved_on']).optional(),
   toolEvidence: z.string().optional(),
+  /** Several approvers: the settled set as the ask step returned it (absent for one approver). */
+  approverSet: settledAgentSetSchema.optional(),
 })
 
 /**
@@ -100,14 +102,25 @@ function lookupAgent(mastra: Mastra | undefined, agentId: string): PusharyResuma
   throw new Error(`agent "${agentId}" is not registered on this Mastra instance`)
 }
 
-function askPayloadOf(snapshot: RunSnapshotView | null): { decisionId?: unknown; expiresAt?: unknown } {
-  const ask = snapshot?.context[AGENT_REVIEW_ASK_STEP] as
-    | { suspendPayload?: { decisionId?: unknown; expiresAt?: unknown } }
-    | undefined
+type AskPayload = { decisionId?: unknown; expiresAt?: unknown; approvers?: unknown }
+
+function askPayloadOf(snapshot: RunSnapshotView | null): AskPayload {
+  const ask = snapshot?.context[AGENT_REVIEW_ASK_STEP] as { suspendPayload?: AskPayload } | undefined
   return ask?.suspendPayload ?? {}
 }
 
-function decisionIdOf(snapshot: RunSnapshotView | null): string | undefined {
+/** Several approvers: who the ask step asked on which decision, from its suspend payload. */
+function askedMembers(payload: AskPayload): AskedMember[] | undefined {
+  if (!Array.isArray(payload.approvers)) return undefined
+  return (payload.approvers as { externalId?: unknown; decisionId?: unknown }[]).flatMap((member) =>
+    typeof member?.externalId === 'string' && typeof member.decisionId === 'string'
+      ? [{ externalId: member.externalId, decisionId: member.decisionId }]
+      : [],
+  )
+}
+
+/** The decision the review run's ask step waits on (for several approvers: the first still open). */
+export function decisionIdOf(snapshot: RunSnapshotView | null): string | undefined {
   const id = askPayloadOf(snapshot).decisionId
   return typeof id === 'string' ? id : undefined
 }
@@ -116,8 +129,15 @@ function decisionIdOf(snapshot: RunSnapshotView | null): string | undefined {
 function askedDecision(snapshot: RunSnapshotView | null, runId: string): AgentReviewRun | null {
   const decisionId = decisionIdOf(snapshot)
   if (!decisionId) return null
-  const expiresAt = askPayloadOf(snapshot).expiresAt
-  return { workflowRunId: runId, decisionId, ...(typeof expiresAt === 'string' ? { expiresAt } : {}) }
+  const payload = askPayloadOf(snapshot)
+  const expiresAt = payload.expiresAt
+  const approvers = askedMembers(payload)
+  return {
+    workflowRunId: runId,
+    decisionId,
+    ...(typeof expiresAt === 'string' ? { expiresAt } : {}),
+    ...(approvers ? { approvers } : {}),
+  }
 }
 
 async function settle(output: unknown): Promise<string | null> {
@@ -137,8 +157,18 @@ function createAgentReviewWorkflow(client: PusharyClient) {
     metadata: { [PUSHARY_GUARD_METADATA_KEY]: 'own-check' },
     inputSchema: pusharyAnswerSchema,
     outputSchema: resumedSchema,
-    execute: async ({ inputData: answer, getInitData, requestContext, mastra, runId, workflowId }) => {
+    execute: async ({
+      inputData: answer,
+      getInitData,
+      getStepResult,
+      requestContext,
+      mastra,
+      runId,
+      workflowId,
+    }) => {
       const target = agentTargetSchema.parse((getInitData() as { agent: unknown }).agent)
+      // Several approvers: the whole settled set, read from the ask step's own result.
+      const set = settledAgentSetOf(getStepResult(AGENT_REVIEW_ASK_STEP))
       const hook = requestContext?.get(RESUME_HOOK_KEY as never) as AgentResumeHook | undefined
       const agent = hook?.agent ?? lookupAgent(mastra, target.agentId)
       const stream = hook?.mode === 'stream'
@@ -159,7 +189,7 @@ function createAgentReviewWorkflow(client: PusharyClient) {
         output = stream ? await agent.approveToolCall(ids) : await agent.approveToolCallGenerate(ids)
         action = 'approved'
       } else {
-        reason = declineReasonFor(answer)
+        reason = set ? setDeclineReason(set) : declineReasonFor(answer)
         output = stream
           ? await agent.declineToolCall({ ...ids, reason })
           : await agent.declineToolCallGenerate({ ...ids, reason })
@@ -167,10 +197,18 @@ function createAgentReviewWorkflow(client: PusharyClient) {
       }
       hook?.deliver(output)
       const finishReason = await settle(output)
-      if (action !== 'approved') return { action, reason, finishReason }
+      const approverSet = set ? { approverSet: set } : {}
+      if (action !== 'approved') return { action, reason, finishReason, ...approverSet }
       // Kept in the run's result, so recovery reads the same evidence later.
       const tool = await toolCallOutcome(output, target.toolCallId)
-      return { action, reason, finishReason, toolOutcome: tool.outcome, toolEvidence: tool.evidence }
+      return {
+        action,
+        reason,
+        finishReason,
+        toolOutcome: tool.outcome,
+        toolEvidence: tool.evidence,
+        ...approverSet,
+      }
     },
   })
   return createWorkflow({
@@ -183,6 +221,16 @@ function createAgentReviewWorkflow(client: PusharyClient) {
     .then(pusharyApprovalStep({ client }, { id: AGENT_REVIEW_ASK_STEP }))
     .then(resumeAgent)
     .commit()
+}
+
+/** Whom the ask step asks: the one customer, or the set (the requester already removed, kept to be checked again). */
+function recipientsOf(binding: PusharyAgentReviewBinding): Record<string, unknown> {
+  const set = binding.approverSet
+  if (!set) return { externalId: binding.externalId }
+  return {
+    approvers: { externalIds: set.externalIds, required: set.required, veto: set.veto },
+    ...(set.requestedBy === undefined ? {} : { requestedBy: set.requestedBy }),
+  }
 }
 
 type ReviewRun = {
@@ -229,6 +277,8 @@ export interface AgentReviewRun {
   decisionId: string
   /** When the decision expires, as the service reported it; saved on the review (`decision-expiry.ts`). */
   expiresAt?: string
+  /** Several approvers: every member and its decision, in the order of the set. */
+  approvers?: AskedMember[]
 }
 
 /**
@@ -272,7 +322,7 @@ export async function startAgentReviewRun(input: {
       question: question.question,
       type: question.type,
       ...(question.options ? { options: question.options } : {}),
-      externalId: input.binding.externalId,
+      ...recipientsOf(input.binding),
       ...input.ask,
       agent: {
         agentId: input.binding.agentId,
@@ -299,83 +349,4 @@ export async function startAgentReviewRun(input: {
     )
   }
   return asked
-}
-
-/** Mastra's refusals of a resume whose claim another caller won (mastra-probe Q8). */
-function lostResumeClaim(error: unknown): boolean {
-  const id = (error as { id?: unknown } | null)?.id
-  if (id === 'WORKFLOW_RESUME_ALREADY_CLAIMED') return true
-  return error instanceof Error && /was not suspended|already resumed by another caller/.test(error.message)
-}
-
-/**
- * Resumes one review run with the verified answer. The caller has just read
- * the run's snapshot under its claim and found it waiting on this decision
- * (`reviewRunState`), so it is not read again here. The run's final step
- * performs the native agent resume and hands its output to `hook.deliver`.
- * Returns `suspended` when the approval step refused the answer on its own
- * re-read and suspended again on the same decision: nothing after it ran, so
- * the caller releases its claim. Returns `taken` when another caller (one
- * that does not share the review store) resumed the run first, found by
- * Mastra's own claim on the resume: nothing of ours ran. Throws when the run
- * ended any other way: the caller records that as uncertain.
- *
- * @example
- * const { status } = await resumeAgentReviewRun({ mastra, client, binding: review, answer, hook })
- */
-export async function resumeAgentReviewRun(input: {
-  mastra: Mastra
-  client: PusharyClient
-  binding: PusharyAgentReviewBinding
-  answer: PusharyAnswer
-  /** The decision the caller just read and verified: handed to the approval step so it does not read it again. */
-  decision: Decision
-  hook: AgentResumeHook
-}): Promise<{ status: 'suspended' | 'taken' } | { status: 'success'; result: unknown }> {
-  const { runId } = agentWorkflowBinding(input.binding, 'resumePusharyAgentReview')
-  const workflow = ensureAgentReviewWorkflow(input.mastra, input.client)
-  const requestContext = new RequestContext()
-  requestContext.set(RESUME_HOOK_KEY, input.hook)
-  const run = await workflow.createRun({ runId })
-  // Single-use, in-memory proof of the read above (steps/verified-handoff.ts):
-  // the step skips its own re-read only through the client it was built with.
-  const handoff = handOverVerifiedDecision(
-    input.client,
-    {
-      workflowId: AGENT_REVIEW_WORKFLOW_ID,
-      runId,
-      stepId: AGENT_REVIEW_ASK_STEP,
-      decisionId: input.hook.decisionId,
-    },
-    input.decision,
-  )
-  let result: Awaited<ReturnType<typeof run.resume>>
-  try {
-    result = await run.resume({
-      step: AGENT_REVIEW_ASK_STEP,
-      resumeData: { answer: input.answer.value, status: input.answer.status, proof: handoff.proof },
-      requestContext,
-    })
-  } catch (error) {
-    // Mastra's claim on the resume (suspended -> running) went to another
-    // caller between our read and our resume: nothing of ours ran.
-    if (lostResumeClaim(error)) return { status: 'taken' }
-    throw error
-  } finally {
-    handoff.discard()
-  }
-  if (result.status === 'suspended') {
-    const after = await loadRunSnapshot(input.mastra, AGENT_REVIEW_WORKFLOW_ID, runId)
-    // Only the ask step can suspend, and only before `resume-agent` runs.
-    if (after?.status === 'suspended' && decisionIdOf(after) === input.hook.decisionId) {
-      return { status: 'suspended' }
-    }
-  }
-  if (result.status !== 'success') {
-    const cause = (result.error as { message?: string } | undefined)?.message
-    throw new Error(`the review workflow run ended ${result.status}${cause ? `: ${cause}` : ''}`, {
-      cause: result.error,
-    })
-  }
-  return { status: 'success', result: result.result }
 }

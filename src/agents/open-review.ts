@@ -3,8 +3,19 @@ import { z } from 'zod/v4'
 import { type PusharyConfig, resolvePusharyClient } from '../pushary/config.js'
 import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharyFallbackLink } from '../steps/approval-delivery.js'
+import type { PusharyApprovers } from '../steps/approver-set.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
 import type { PusharyAgentReview } from '../store/review-schema.js'
+import {
+  type AgentApproverSet,
+  agentApproverSet,
+  checkedRequester,
+  checkSetCard,
+  refuseOwnRequest,
+  refuseSetQuestion,
+  setExpiresAt,
+  setMemberReviews,
+} from './agent-approvers.js'
 import { agentCardOf, checkedAgentTools, type PusharyAgentTools } from './agent-card.js'
 import {
   APPROVABLE_AGENT_METHODS,
@@ -33,7 +44,17 @@ export interface PusharyAgentReviewTarget {
   agentId: string
   runId: string
   toolCallId: string
-  externalId: string
+  /** The customer asked, from your authenticated session; or `approvers` instead. */
+  externalId?: string
+  /**
+   * Several approvers instead of `externalId` (approval calls only): one
+   * decision and one review each; the tool runs once `required` approve (default
+   * all), and by default one denial declines (`veto`). Every member's review is
+   * saved; the first one is returned, its `approverSet.decisionIds` naming all.
+   */
+  approvers?: PusharyApprovers
+  /** Who asked for the action (from your session): never counts as an approver. */
+  requestedBy?: string
   /** Stable for one validated draft; change it whenever the business action changes. */
   actionVersion: string
   store: PusharyAgentReviewStore
@@ -102,7 +123,26 @@ export async function openPusharyAgentReview(
   const runId = checkedId(target.runId, 'runId', operation)
   const toolCallId = checkedId(target.toolCallId, 'toolCallId', operation)
   checkedId(target.agentId, 'agentId', operation)
-  checkedId(target.externalId, 'externalId', operation, true)
+  const requestedBy = checkedRequester(target.requestedBy, operation, '')
+  let set: AgentApproverSet | undefined
+  if (target.approvers === undefined) {
+    const externalId = checkedId(target.externalId, 'externalId', operation, true)
+    refuseOwnRequest(requestedBy, externalId, operation, '')
+  } else {
+    set = agentApproverSet(
+      { externalId: target.externalId, approvers: target.approvers, requestedBy },
+      operation,
+      '',
+    )
+    if (target.onFallback !== undefined) {
+      throw new PusharyValidationError({
+        code: 'invalid_options',
+        operation,
+        field: 'target.onFallback',
+        message: 'approval links (onFallback) are not available for several approvers yet',
+      })
+    }
+  }
   checkedId(target.actionVersion, 'actionVersion', operation)
   const delivery = deliverySchema.safeParse({
     callbackUrl: target.callbackUrl,
@@ -155,6 +195,7 @@ export async function openPusharyAgentReview(
     })
   }
   const call = normalizeSuspendedCall(raw)
+  if (set) refuseSetQuestion(call.kind, operation)
   const card = await agentCardOf({
     agent: target.agent,
     agentId: target.agentId,
@@ -167,13 +208,15 @@ export async function openPusharyAgentReview(
     agentId: target.agentId,
     run,
     call,
-    externalId: target.externalId,
+    externalId: set ? (set.externalIds[0] as string) : (target.externalId as string),
     actionVersion: target.actionVersion,
     question: target.question,
     subject: target.subject,
     card,
+    approverSet: set,
   })
-  const { decisionId, expiresAt } = await startAgentReviewRun({
+  if (set) checkSetCard(set, stepSubject.parameters, operation)
+  const { decisionId, expiresAt, approvers } = await startAgentReviewRun({
     mastra,
     client,
     binding,
@@ -181,6 +224,12 @@ export async function openPusharyAgentReview(
     ...(target.onFallback ? { onFallback: target.onFallback } : {}),
     operation,
   })
+  if (set) {
+    // One review per approver, each resumable by its own decision.
+    const members = setMemberReviews(binding, approvers ?? [], setExpiresAt(delivery.data))
+    for (const member of members) await store.save(member)
+    return members[0] as PusharyAgentReview
+  }
   const review: PusharyAgentReview = {
     target: 'agent',
     ...binding,

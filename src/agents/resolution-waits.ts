@@ -1,9 +1,11 @@
 /**
- * The two waits of a blocking resolve: for the person's answer (withdrawing
- * the question when the local wait ends), and for a concurrent resolver that
- * holds the review's workflow run, so its outcome is reported.
+ * The waits of a blocking resolve: for the person's answer (withdrawing the
+ * question when the local wait ends), for a concurrent resolver that holds
+ * the review's workflow run, so its outcome is reported, and for several
+ * approvers, each answer resumed as it arrives until the set settles.
  */
 import type { PusharyClient } from '../pushary/client.js'
+import type { PusharyAgentReview } from '../store/review-schema.js'
 import { resumeAgentReview } from './agent-review-resume.js'
 
 function message(error: unknown): string {
@@ -68,5 +70,69 @@ export async function resumeOnce<TOutput>(
     const waiting = outcome.status === 'busy' && outcome.reasonCode === 'review_run_resuming'
     if (!waiting || Date.now() >= deadline) return outcome
     await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** The first of `decisionIds` that is no longer pending, or `null` once `deadline` passed. */
+async function nextAnswered(
+  client: PusharyClient,
+  decisionIds: readonly string[],
+  deadline: number,
+): Promise<string | null> {
+  for (;;) {
+    for (const [index, decisionId] of decisionIds.entries()) {
+      const remaining = deadline - Date.now()
+      // The service holds the first read open; the others are looked at in passing.
+      const most = decisionIds.length === 1 ? 50 : 2
+      const wait = index === 0 && remaining > 0 ? Math.min(most, Math.ceil(remaining / 1000)) : 0
+      const decision = await client.decisions.get(decisionId, wait > 0 ? { wait } : {})
+      if (decision.status !== 'pending') return decisionId
+    }
+    if (Date.now() >= deadline) return null
+  }
+}
+
+/**
+ * Several approvers, blocking: resumes each member as its answer arrives
+ * (the review run counts it, `awaiting_approvers`) until one resume settles
+ * the set and performs the native resume, or another resumer did. At the end
+ * of the local wait every open question is withdrawn (fail closed) and one
+ * more resume settles the set: declined, since the withdrawn ones never approve.
+ *
+ * @example
+ * const outcome = await settleAgentSet({ client, store, decisionId, agent, mastra }, members, 55_000)
+ */
+export async function settleAgentSet<TOutput>(
+  input: ResumeInput,
+  members: readonly PusharyAgentReview[],
+  waitMs: number,
+): Promise<ResumeResult<TOutput>> {
+  const deadline = Date.now() + waitMs
+  const open = members.map((member) => member.decisionId)
+  let withdrawn = false
+  for (;;) {
+    const next = await nextAnswered(input.client, open, withdrawn ? 0 : deadline)
+    if (next === null) {
+      if (withdrawn || open.length === 0) {
+        return {
+          status: 'pending',
+          decisionId: input.decisionId,
+          reason: "the approvers' questions are still open after they were withdrawn",
+          reasonCode: 'not_answered',
+        }
+      }
+      // The local wait ended: withdraw every open question (one answered
+      // meanwhile refuses the cancel and is resumed with its answer).
+      for (const decisionId of open) await input.client.decisions.cancel(decisionId).catch(() => undefined)
+      withdrawn = true
+      continue
+    }
+    open.splice(open.indexOf(next), 1)
+    const outcome = await resumeOnce<TOutput>(
+      { ...input, decisionId: next },
+      Math.max(0, deadline - Date.now()),
+    )
+    if (outcome.status === 'pending' && outcome.reasonCode === 'awaiting_approvers') continue
+    return outcome
   }
 }

@@ -4,7 +4,17 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharySuspendedAgentRun } from '../resume/dispatch-types.js'
 import type { PusharyReasonCode } from '../resume/review-status.js'
 import type { PusharyFallbackLink } from '../steps/approval-delivery.js'
+import type { PusharyApprovers } from '../steps/approver-set.js'
 import type { PusharyAgentReviewStore } from '../store/agent-review-store.js'
+import type { PusharyAgentReview } from '../store/review-schema.js'
+import {
+  checkResolverRecipients,
+  checkSetCard,
+  type PusharyApproverOutcome,
+  resolverRecipients,
+  setExpiresAt,
+  setMemberReviews,
+} from './agent-approvers.js'
 import { agentCardOf, checkedAgentTools, type PusharyAgentTools } from './agent-card.js'
 import {
   APPROVABLE_AGENT_METHODS,
@@ -13,10 +23,12 @@ import {
   durableMastraOf,
 } from './agent-config.js'
 import { startAgentReviewRun } from './agent-review-workflow.js'
+import { settledApprovers } from './agent-set-endings.js'
 import { type NormalizedCall, normalizeSuspendedCall, type PusharyResumableAgent } from './agent-shapes.js'
+import { resolveByPolicy } from './approval-policy.js'
 import { withDurableApprovals } from './durable-approvals.js'
 import { nothingFoundReason } from './nothing-found.js'
-import { resumeOnce, waitForAnswer } from './resolution-waits.js'
+import { resumeOnce, settleAgentSet, waitForAnswer } from './resolution-waits.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
 import { createRunLocalStore } from './run-local-store.js'
 import { findSuspendedRun } from './suspended-run.js'
@@ -43,8 +55,17 @@ export interface PusharyPendingApproval {
  * const config: PusharyApprovalConfig = { apiKey, externalId: customer.id, policy: false, maxApprovals: 5 }
  */
 export interface PusharyApprovalConfig extends PusharyConfig {
-  /** From your authenticated session, never from tool arguments. */
-  externalId: string | ((pending: PusharyPendingApproval) => string)
+  /** From your authenticated session, never from tool arguments; or `approvers` instead. */
+  externalId?: string | ((pending: PusharyPendingApproval) => string)
+  /**
+   * Several approvers instead of `externalId`: one decision each; the call is
+   * approved once `required` approve (default all), and by default one
+   * denial declines it (`veto`). A policy `deny` still declines; an `allow`
+   * does not replace the people you named.
+   */
+  approvers?: PusharyApprovers | ((pending: PusharyPendingApproval) => PusharyApprovers)
+  /** Who asked for the action (from your session): never counts as an approver. */
+  requestedBy?: string | ((pending: PusharyPendingApproval) => string)
   /** `false`: a person must answer even where a workspace policy would allow. Default: ask `/authorize` first. */
   policy?: boolean
   subject?: (pending: PusharyPendingApproval) => PusharyReviewSubject
@@ -94,6 +115,10 @@ export interface PusharyResolvedApproval<TOutput = unknown> {
   reviewError?: string
   resumeError?: string
   discoveryError?: string
+  /** Several approvers: each one's answer (`approved`, `answeredAt`, `late`), once the set settled. */
+  approvers?: PusharyApproverOutcome[]
+  /** Several approvers: the decisions whose answers settled the set. */
+  settledBy?: string[]
 }
 
 /** @example if (!outcome.allApproved) await handlePendingRuns(outcome.pending) */
@@ -144,9 +169,12 @@ function validate(
   const max = config.maxApprovals ?? 10
   if (!Number.isInteger(max) || max < 1 || max > 100)
     fail('config.maxApprovals', 'must be an integer from 1 to 100')
-  if (typeof config.externalId === 'string')
+  if (config.approvers !== undefined) checkResolverRecipients(config, operation)
+  else if (typeof config.externalId === 'string') {
     checkedId(config.externalId, 'config.externalId', operation, true)
-  else if (typeof config.externalId !== 'function') fail('config.externalId', 'the customer is required')
+    checkResolverRecipients(config, operation)
+  } else if (typeof config.externalId !== 'function') fail('config.externalId', 'the customer is required')
+  else checkResolverRecipients(config, operation)
   return { maxApprovals: max, mastra, tools: checkedAgentTools(config.tools, operation, 'config.tools') }
 }
 
@@ -220,11 +248,11 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
       }
       let decisionId: string
       let store: PusharyAgentReviewStore
+      let members: PusharyAgentReview[] | undefined
       try {
         if (!call.toolCallId || !call.toolName)
           throw new Error('suspended approvals require a toolCallId and toolName')
-        const externalId =
-          typeof config.externalId === 'function' ? config.externalId(view) : config.externalId
+        const { externalId, set } = resolverRecipients(config, view, operation)
         const question = config.question?.(view)
         const subject = config.subject?.(view)
         const agentId = (agent as { id?: string }).id ?? 'agent'
@@ -245,35 +273,27 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
           question,
           subject,
           card,
+          approverSet: set,
         })
+        if (set) checkSetCard(set, stepSubject.parameters, operation)
         if (config.policy !== false) {
-          const verdict = await client
-            .authorize({
-              toolName: binding.toolName,
-              externalId,
-              question: binding.question.question,
-              ...(stepSubject.parameters ? { parameters: stepSubject.parameters } : {}),
-              ...(stepSubject.toolTarget ? { toolTarget: stepSubject.toolTarget } : {}),
-              ...(stepSubject.actor ? { actor: stepSubject.actor } : {}),
-              ...(stepSubject.environment ? { environment: stepSubject.environment } : {}),
-              ...(stepSubject.agentName ? { agentName: stepSubject.agentName } : {}),
-            })
-            .catch(() => null)
-          if (verdict?.verdict === 'allow' || verdict?.verdict === 'deny') {
-            // Resolved by policy: no person, no decision, no workflow run.
-            const ids = { runId: current.runId, toolCallId: call.toolCallId }
-            const reason = `${verdict.reason ?? 'Denied by policy.'} Do not retry the same action.`
-            const output =
-              verdict.verdict === 'allow'
-                ? await (mode === 'stream' ? agent.approveToolCall(ids) : agent.approveToolCallGenerate(ids))
-                : await (mode === 'stream'
-                    ? agent.declineToolCall({ ...ids, reason })
-                    : agent.declineToolCallGenerate({ ...ids, reason }))
-            entry.approved = verdict.verdict === 'allow'
-            if (!entry.approved) entry.reason = reason
-            entry.output = output as TOutput
+          const ids = { runId: current.runId, toolCallId: call.toolCallId }
+          const byPolicy = await resolveByPolicy({
+            client,
+            agent,
+            mode,
+            binding,
+            stepSubject,
+            externalId,
+            set,
+            ids,
+          })
+          if (byPolicy) {
+            entry.approved = byPolicy.approved
+            if (byPolicy.reason) entry.reason = byPolicy.reason
+            entry.output = byPolicy.output as TOutput
             resolved.push(entry)
-            if ((await finishOf(output)) === 'suspended') {
+            if ((await finishOf(byPolicy.output)) === 'suspended') {
               run = await findSuspendedRun(agent, current.runId, scope)
             }
             continue
@@ -296,30 +316,36 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
           operation,
         })
         decisionId = started.decisionId
-        await store.save({
-          target: 'agent',
-          ...binding,
-          decisionId,
-          correlationId: decisionId,
-          ...(started.expiresAt === undefined ? {} : { expiresAt: started.expiresAt }),
-          state: 'pending',
-        })
-        await waitForAnswer(client, decisionId, config.timeoutMs ?? 55_000)
+        if (set) {
+          members = setMemberReviews(binding, started.approvers ?? [], setExpiresAt(config))
+          for (const member of members) await store.save(member)
+        } else {
+          await store.save({
+            target: 'agent',
+            ...binding,
+            decisionId,
+            correlationId: decisionId,
+            ...(started.expiresAt === undefined ? {} : { expiresAt: started.expiresAt }),
+            state: 'pending',
+          })
+          await waitForAnswer(client, decisionId, config.timeoutMs ?? 55_000)
+        }
       } catch (error) {
         resolved.push({ ...entry, reviewError: message(error) })
         pending.push(current)
         break
       }
-      const outcome = await resumeOnce<TOutput>(
-        { client, store, decisionId, agent, mastra, mode },
-        config.timeoutMs ?? 55_000,
-      )
+      const resume: Parameters<typeof resumeOnce>[0] = { client, store, decisionId, agent, mastra, mode }
+      const outcome = members
+        ? await settleAgentSet<TOutput>(resume, members, config.timeoutMs ?? 55_000)
+        : await resumeOnce<TOutput>(resume, config.timeoutMs ?? 55_000)
       if (outcome.status === 'duplicate' && outcome.reasonCode === 'resumed_elsewhere' && outcome.action) {
         // A concurrent resolver won: report its verdict, and leave the run's
         // later suspensions (if any) to it, listed as pending here.
         entry.approved = outcome.action === 'approved'
         entry.reason = outcome.reason
         entry.reasonCode = outcome.reasonCode
+        if (members) Object.assign(entry, await settledApprovers(mastra, members[0]))
         resolved.push(entry)
         const again = await findSuspendedRun(agent, current.runId, scope).catch(() => undefined)
         if (again) pending.push(again)
@@ -337,10 +363,13 @@ export async function resolvePusharyApprovals<TOutput = unknown>(
       }
       entry.approved = outcome.answer.approved
       if (!entry.approved)
-        entry.reason =
-          outcome.answer.status === 'answered'
+        entry.reason = members
+          ? 'The approvers declined.'
+          : outcome.answer.status === 'answered'
             ? 'The customer declined.'
             : `The review ${outcome.answer.status}.`
+      if (outcome.approvers) entry.approvers = outcome.approvers
+      if (outcome.settledBy) entry.settledBy = outcome.settledBy
       entry.output = outcome.output
       if (outcome.discoveryError) entry.discoveryError = outcome.discoveryError
       resolved.push(entry)

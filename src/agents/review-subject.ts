@@ -125,6 +125,8 @@ export function prepareAgentReview(input: {
   subject?: PusharyReviewSubject | undefined
   /** The agent's name, and for an approval the tool's description and risk (`agentCardOf`). */
   card?: AgentCard | undefined
+  /** Several approvers (`externalId` is then the set's first member). */
+  approverSet?: PusharyAgentReviewBinding['approverSet']
 }): PreparedReview {
   const { operation, call } = input
   const toolCallId = checkedId(call.toolCallId, 'toolCallId', operation)
@@ -190,6 +192,7 @@ export function prepareAgentReview(input: {
     question,
     ...(input.run.threadId === undefined ? {} : { threadId: input.run.threadId }),
     ...(input.run.resourceId === undefined ? {} : { resourceId: input.run.resourceId }),
+    ...(input.approverSet === undefined ? {} : { approverSet: input.approverSet }),
   }
   agentBindingContext(binding, operation)
   return { binding, stepSubject }

@@ -53,6 +53,21 @@ export const pusharyAgentReviewSchema = z.object({
   question: pusharyQuestionSchema,
   threadId: idSchema.optional(),
   resourceId: idSchema.optional(),
+  /**
+   * Several approvers: this review's decision is one member of a set asked
+   * for the same tool call (the members' decisions in the order of
+   * `externalIds`, the requester already removed) settled by `required` and
+   * `veto`; `externalId` is this member.
+   */
+  approverSet: z
+    .object({
+      decisionIds: z.array(idSchema).min(1),
+      externalIds: z.array(externalIdSchema).min(1),
+      required: z.number().int().min(1),
+      veto: z.boolean(),
+      requestedBy: externalIdSchema.optional(),
+    })
+    .optional(),
   decisionId: idSchema,
   correlationId: idSchema,
   expiresAt: decisionExpirySchema,

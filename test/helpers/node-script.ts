@@ -23,6 +23,7 @@ export const TEST_SCRIPTS = [
   'src/cli/main.ts',
   'test/workflows/fixtures/run.ts',
   'test/agents/fixtures/agent-run.ts',
+  'test/agents/fixtures/approver-set-run.ts',
   'test/reliability/fixtures/permit-host.ts',
   'test/reliability/fixtures/pg-worker.ts',
   'test/reliability/fixtures/approver-set-host.ts',
