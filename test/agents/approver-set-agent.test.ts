@@ -165,8 +165,14 @@ describe('several approvers on a deferred agent review', () => {
     const [alice, bob, carol] = c.names('alice', 'bob', 'carol')
     const { id } = await openSet(c, { externalIds: [alice, bob, carol], required: 2 })
     const dispatcher = createPusharyDispatcher({ mastra: c.mastra, client: env.client, store: c.store })
+    // A reconcile with no callbacks at all counts alice's yes.
     await env.client.decisions.answer(id(alice!), 'yes')
-    await dispatcher.resumeDecision(id(alice!))
+    const swept = await dispatcher.reconcile({ limit: 100 })
+    expect(swept.results.find((result) => result.decisionId === id(alice!))).toMatchObject({
+      status: 'pending',
+      reasonCode: 'awaiting_approvers',
+    })
+    expect((await c.store.get(id(alice!)))?.state).toBe('completed')
     await env.client.decisions.answer(id(bob!), 'no')
     const denied = await dispatcher.resumeDecision(id(bob!))
     expect(denied).toMatchObject({
