@@ -12,11 +12,13 @@
  *   set, runs the protected step once and withdraws the third decision).
  * The answers are the people's side and are not timed: A and B time only the
  * package's calls (the start and every resume). In the same rounds, the
- * parts the bound is made of: one `client.decisions.create` shaped like a
- * member's (its context, idempotency key and card parameters) and one
- * `client.decisions.cancel` of an open decision, against the same service.
- * The settle is B's first resume (a member resume that does not complete the
- * run) plus the third decision's withdrawal (one cancel).
+ * parts the bound is made of: asking one more member (a
+ * `client.decisions.create` shaped like a member's, with its context,
+ * idempotency key and card parameters, and the save of its review), one
+ * `client.decisions.cancel` of an open decision, and ending a withdrawn
+ * member's review (re-read, claim, finish), against the same service and
+ * store. The settle is B's first resume (a member resume that does not
+ * complete the run), the third decision's withdrawal and its review's ending.
  */
 import { join } from 'node:path'
 import { Mastra } from '@mastra/core/mastra'
@@ -24,12 +26,17 @@ import { createStep, createWorkflow } from '@mastra/core/workflows'
 import { LibSQLStore } from '@mastra/libsql'
 import { z } from 'zod/v4'
 import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
+import { fingerprintPusharyAction } from '../../src/pushary/identity.js'
 import { pusharyAnswerSchema } from '../../src/pushary/question.js'
 import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
 import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
 import { approverCardParameters } from '../../src/steps/approver-set.js'
 import { pusharyGate } from '../../src/steps/gate-step.js'
-import { workflowApprovalKey, workflowBindingContext } from '../../src/steps/workflow-binding.js'
+import {
+  type PusharyWorkflowBinding,
+  workflowApprovalKey,
+  workflowBindingContext,
+} from '../../src/steps/workflow-binding.js'
 import { type BenchEnv, EXTERNAL_ID } from '../lib/env.js'
 import type { Row } from '../lib/report.js'
 import { inTurningOrder, median, summarize, timed } from '../lib/stats.js'
@@ -179,7 +186,34 @@ async function twoOfThree(env: BenchEnv, side: ApproversSide, operationId: strin
   return { totalMs: asked.ms + memberResumeMs + settleMs, startMs: asked.ms, memberResumeMs, settleMs }
 }
 
-/** One create shaped like a member's: its binding context, idempotency key and card parameters. */
+function memberReview(
+  binding: PusharyWorkflowBinding & { approverSet: { required: number } },
+  decisionId: string,
+) {
+  return {
+    target: 'workflow-step' as const,
+    version: 1 as const,
+    workflowId: binding.workflowId,
+    runId: binding.runId,
+    stepId: binding.stepId,
+    forEachIndex: null,
+    resumeLabel: decisionId,
+    externalId: binding.externalId,
+    operationId: binding.operationId,
+    questionHash: fingerprintPusharyAction(binding.question),
+    question: binding.question,
+    approverSet: { decisionIds: [decisionId], externalIds: APPROVERS, required: 2, veto: true },
+    decisionId,
+    correlationId: decisionId,
+    state: 'pending' as const,
+  }
+}
+
+/**
+ * Asking one more member, as the step does it: one create shaped like a
+ * member's (binding context, idempotency key, card parameters) and the save
+ * of the member's review.
+ */
 async function memberCreate(env: BenchEnv, operationId: string): Promise<number> {
   const binding = {
     workflowId: WORKFLOW_ID,
@@ -190,18 +224,53 @@ async function memberCreate(env: BenchEnv, operationId: string): Promise<number>
     question: { question: question(operationId), type: 'confirm' as const },
     approverSet: { required: 2 },
   }
-  const created = await timed(() =>
-    env.client.decisions.create({
+  const created = await timed(async () => {
+    const decision = await env.client.decisions.create({
       question: question(operationId),
       type: 'confirm',
       externalId: binding.externalId,
       parameters: approverCardParameters(RULE, binding.externalId, undefined),
       context: workflowBindingContext(binding),
       idempotencyKey: workflowApprovalKey(binding),
-    }),
-  )
+    })
+    await env.store.save(memberReview(binding, decision.decisionId))
+    return decision
+  })
   if (!created.value.decisionId) throw new Error('create returned no decision')
   return created.ms
+}
+
+/**
+ * Ending a withdrawn member's review, as a settling resume does it for the
+ * third approver (its decision re-read, the review claimed and finished
+ * `stale`); asked and withdrawn untimed first.
+ */
+async function withdrawnEnding(env: BenchEnv, operationId: string): Promise<number> {
+  const binding = {
+    workflowId: WORKFLOW_ID,
+    runId: `withdrawn-${operationId}`,
+    stepId: 'approve',
+    operationId,
+    externalId: 'bench-frank',
+    question: { question: question(operationId), type: 'confirm' as const },
+    approverSet: { required: 2 },
+  }
+  const asked = await env.client.decisions.create({
+    question: question(operationId),
+    type: 'confirm',
+    externalId: binding.externalId,
+    context: workflowBindingContext(binding),
+  })
+  await env.store.save(memberReview(binding, asked.decisionId))
+  await env.client.decisions.cancel(asked.decisionId)
+  const ended = await timed(async () => {
+    const decision = await env.client.decisions.get(asked.decisionId)
+    if (decision.status !== 'cancelled') throw new Error(`the withdrawn decision is ${decision.status}`)
+    if ((await env.store.claim(asked.decisionId, binding.runId, 'bench')) !== 'claimed')
+      throw new Error('no claim')
+    await env.store.finish(asked.decisionId, 'stale', 'withdrawn')
+  })
+  return ended.ms
 }
 
 /** One cancel of an open decision (asked untimed first). */
@@ -228,6 +297,7 @@ export async function benchApprovers(
       set: (round) => twoOfThree(env, side, `set-${round}`),
       create: (round) => memberCreate(env, `create-${round}`),
       cancel: (round) => cancelOpen(env, `cancel-${round}`),
+      ending: (round) => withdrawnEnding(env, `ending-${round}`),
     })
     const ones = taken.one.map((sample) => sample.totalMs)
     const a = median(ones)
@@ -235,7 +305,8 @@ export async function benchApprovers(
     const create = median(taken.create)
     const cancel = median(taken.cancel)
     const memberResume = median(taken.set.map((sample) => sample.memberResumeMs))
-    const bound = a + 2 * create + memberResume + cancel
+    const ending = median(taken.ending)
+    const bound = a + 2 * create + memberResume + cancel + ending
     const params = `${options.samples} runs a path after ${options.warmups} warm-ups, in turning order, one process, loopback; answers not timed`
     const row = (scenario: string, samples: number[], extra: Partial<Row> = {}): Row => {
       const summary = summarize(samples)
@@ -263,14 +334,14 @@ export async function benchApprovers(
         'B, 2 of 3, same workflow: `start` (3 creates) → suspended, two approve, each dispatched → protected step done once, third withdrawn',
         b,
         {
-          baseline: { label: 'bound A + 2·create + 1·member resume + 1·cancel', value: bound },
-          note: `start ${of(taken.set, (s) => s.startMs)} ms, first resume ${of(taken.set, (s) => s.memberResumeMs)} ms, settling resume ${of(taken.set, (s) => s.settleMs)} ms (medians); the bound sums medians: A, two extra creates (the call; the two extra review saves are not in it) and one settle = a member resume that applies an approval without completing the run + the cancel that withdraws the third`,
-          target: '≤ A + 2·create + 1·settle',
+          baseline: { label: 'bound A + 2·member ask + 1·settle', value: bound },
+          note: `start ${of(taken.set, (s) => s.startMs)} ms, first resume ${of(taken.set, (s) => s.memberResumeMs)} ms, settling resume ${of(taken.set, (s) => s.settleMs)} ms (medians); the bound sums medians: A, two extra member asks (create + the member's review save) and one settle = a member resume that applies an approval without completing the run + the cancel that withdraws the third + ending the third's review`,
+          target: '≤ A + 2·member ask + 1·settle',
           met: median(b) <= bound,
         },
       ),
       row(
-        'part: `client.decisions.create` shaped like a member (context, idempotency key, card)',
+        "part: asking one more member (`client.decisions.create` shaped like a member's + the save of its review)",
         taken.create,
       ),
       row(
@@ -278,6 +349,10 @@ export async function benchApprovers(
         taken.set.map((sample) => sample.memberResumeMs),
       ),
       row('part: `client.decisions.cancel` of an open decision', taken.cancel),
+      row(
+        "part: ending a withdrawn member's review (its decision re-read, claim, finish `stale`)",
+        taken.ending,
+      ),
     ]
   } finally {
     await side.mastra.shutdown()
