@@ -281,6 +281,36 @@ describe('several approvers against the hosted wire', () => {
     expect(await stateOf(id('jack_l'))).toBe('completed')
   })
 
+  it('escalation: the next tier is asked once, after the delay, by reconcile alone; its approval decides', async () => {
+    const op = 'set-escalation'
+    const decisionsOf = (externalId: string) =>
+      [...app.fake.decisions.values()].filter((decision) => decision.externalId === externalId)
+    const { runId, id } = await start(op, {
+      externalIds: ['ann_e'],
+      escalation: [{ afterSeconds: 1, externalIds: ['ben_e'] }],
+    })
+    await app.dispatcher.reconcile({ limit: 1000 })
+    expect(decisionsOf('ben_e')).toHaveLength(0)
+    await new Promise((resolve) => setTimeout(resolve, 1_200))
+    await app.dispatcher.reconcile({ limit: 1000 })
+    await app.dispatcher.reconcile({ limit: 1000 })
+    expect(decisionsOf('ben_e')).toHaveLength(1)
+    expect(decisionsOf('ben_e')[0]).toMatchObject({ status: 'pending' })
+    const ben = (await reviewsOf(runId)).find((review) => review.externalId === 'ben_e')
+    if (!ben) throw new Error('no review for the escalated approver')
+
+    const settled = await app.personAnswers(ben.decisionId, 'yes', 'callback')
+    expect(settled).toMatchObject({ status: 'resumed', actionOutcome: 'ran' })
+    expect(await app.effects(KIND, op)).toBe(1)
+    expect(deletesOf(id('ann_e'))).toBeGreaterThanOrEqual(1)
+    expect(app.fake.decisions.get(id('ann_e'))?.status).toBe('cancelled')
+    expect(await stateOf(id('ann_e'))).toBe('stale')
+    expect(await stateOf(ben.decisionId)).toBe('completed')
+    await app.dispatcher.reconcile({ limit: 1000 })
+    expect(await app.effects(KIND, op)).toBe(1)
+    expect(decisionsOf('ben_e')).toHaveLength(1)
+  })
+
   it('used only contract endpoints and no local-only extras', () => {
     expect(app.fake.count('cancel')).toBeGreaterThan(0)
     const offContract = app.fake.requests.filter(
