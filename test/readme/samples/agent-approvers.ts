@@ -34,8 +34,9 @@ if (output.finishReason === 'suspended') {
     { agent, runs: runs.filter((run) => run.runId === output.runId) },
   )
   for (const review of outcome.resolved) {
-    const approvedBy = (review.approvers ?? []).filter((approver) => approver.approved)
-    await recordApprovers(review.toolCallId, approvedBy.map((approver) => approver.externalId))
+    const approved = (review.approvers ?? []).filter((approver) => approver.approved)
+    const approvedBy = approved.map((approver) => approver.externalId)
+    await recordApprovers(review.toolCallId, approvedBy)
   }
 }
 // --- end of sample ---
