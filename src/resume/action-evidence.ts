@@ -14,7 +14,7 @@
 import { isPusharyPermitRefused, type PusharyPermitRefused } from '../steps/permit-step.js'
 import type { PusharyActionOutcome } from '../store/review-schema.js'
 import type { PusharyReviewStore, ReviewFinishState } from '../store/review-store.js'
-import { readPermitEvidence } from './permit-evidence.js'
+import { type PermitSubject, readHeldPermitEvidence } from './approver-set-permit.js'
 import type { DispatchContext } from './review-kinds.js'
 import type { PusharyReasonCode } from './review-status.js'
 
@@ -51,6 +51,8 @@ export interface EndedRun {
   approved: boolean | null
   runStatus: string
   runResult: unknown
+  /** The run's step results (a resume's `steps`, a snapshot's `context`): where a set's permit holder is named. */
+  steps?: unknown
 }
 
 const RECOVER_HINT = 'confirm it, then reviews recover <decisionId> completed|stale'
@@ -124,21 +126,23 @@ function statusEnding(run: EndedRun): ActionEnding {
  * the module comment). `probe` reads the permit's receipt at the service
  * (recovery, or a run that did not end `success`); a run this resumer just
  * watched finish `success` without a refusal already proves its permit step
- * recorded a `succeeded` receipt, so it is not asked again.
+ * recorded a `succeeded` receipt, so it is not asked again. For a member of
+ * several approvers the permit is read where it was spent (the set's
+ * decisive approval, `approver-set-permit.ts`), whichever member ends.
  *
  * @example
- * const ending = await endingOfRun(context, review.decisionId, { approved: true, runStatus: 'success', runResult }, { probe: false })
+ * const ending = await endingOfRun(context, review, { approved: true, runStatus: 'success', runResult }, { probe: false })
  */
 export async function endingOfRun(
   context: Pick<DispatchContext, 'client' | 'store'>,
-  decisionId: string,
+  review: PermitSubject,
   run: EndedRun,
   options: { probe: boolean },
 ): Promise<ActionEnding> {
   const refused = isPusharyPermitRefused(run.runResult) ? run.runResult : null
   const watchedSuccess = run.runStatus === 'success' && refused === null && !options.probe
-  if (!watchedSuccess && hasPermits(context.store)) {
-    const evidence = await readPermitEvidence(context.client, context.store, decisionId)
+  if (!watchedSuccess) {
+    const evidence = await readHeldPermitEvidence(context.client, context.store, review, run.steps)
     if (evidence.kind === 'receipt') {
       return evidence.outcome === 'succeeded'
         ? { state: 'completed', outcome: 'ran', reason: evidence.reason, reasonCode: 'permit_receipt' }
@@ -160,10 +164,6 @@ export async function endingOfRun(
   }
   if (refused) return refusalEnding(refused)
   return statusEnding(run)
-}
-
-function hasPermits(store: object): store is Pick<PusharyReviewStore, 'permitOf'> {
-  return typeof (store as Partial<PusharyReviewStore>).permitOf === 'function'
 }
 
 /**

@@ -13,9 +13,9 @@
 import { z } from 'zod/v4'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
 import { recordActionOutcome } from './action-evidence.js'
+import { permitHolderOf, readHeldPermitEvidence } from './approver-set-permit.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
-import { readPermitEvidence } from './permit-evidence.js'
 import { errorMessage } from './resume-error.js'
 import { restartRunForRecovery } from './resume-guard.js'
 import { completeElsewhere, endReview } from './review-endings.js'
@@ -199,7 +199,7 @@ async function recoverTakenOver(
     // Evidence before status: the permit's receipt, then the run's output
     // (a re-driven run that met its own spent permit ends `success` with a
     // refusal and ran nothing), and only then whether the run finished.
-    if (snapshot.status === 'success' || (await hasRecordedPermit(context, decisionId))) {
+    if (snapshot.status === 'success' || (await hasRecordedPermit(context, review, snapshot))) {
       return completeElsewhere(
         context,
         review,
@@ -236,10 +236,16 @@ async function recoverTakenOver(
   return endReview(context, decisionId, 'uncertain', reason)
 }
 
-/** Whether a protected step recorded a permit for this review (a store without permits has none). */
-async function hasRecordedPermit(context: DispatchContext, decisionId: string): Promise<boolean> {
-  const permitOf = (context.store as Partial<DispatchContext['store']>).permitOf
-  return typeof permitOf === 'function' && (await permitOf.call(context.store, decisionId)) !== null
+/**
+ * Whether a protected step recorded a permit for this review (a store without
+ * permits has none); for several approvers, on whichever member it was spent.
+ */
+async function hasRecordedPermit(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+  snapshot: RunSnapshotView,
+): Promise<boolean> {
+  return (await permitHolderOf(context.store, review, snapshot.context)) !== null
 }
 
 /**
@@ -251,9 +257,14 @@ async function hasRecordedPermit(context: DispatchContext, decisionId: string): 
  */
 async function recoverUncertain(
   context: DispatchContext,
-  decisionId: string,
+  review: PusharyWorkflowReview,
 ): Promise<PusharyDispatchResult> {
-  const evidence = await readPermitEvidence(context.client, context.store, decisionId)
+  const decisionId = review.decisionId
+  // Several approvers: the permit may be another member's (the set's decisive approval).
+  const snapshot = review.approverSet
+    ? await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
+    : null
+  const evidence = await readHeldPermitEvidence(context.client, context.store, review, snapshot?.context)
   if (evidence.kind === 'receipt' && evidence.outcome === 'succeeded') {
     await recordActionOutcome(context.store, decisionId, { outcome: 'ran', reason: evidence.reason })
     await context.store.recover(decisionId, 'completed', evidence.reason)
@@ -304,6 +315,6 @@ export async function recoverDecision(
   if (review.target === 'agent') return context.kinds.agent.recover(context, review)
   if (review.state === 'pending') return recoverPending(context, review)
   if (review.state === 'resuming') return recoverClaimed(context, review)
-  if (review.state === 'uncertain') return recoverUncertain(context, decisionId)
+  if (review.state === 'uncertain') return recoverUncertain(context, review)
   return settledResult(decisionId, review.state)
 }

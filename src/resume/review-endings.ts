@@ -106,8 +106,13 @@ export async function completeElsewhere(
   const decisionId = review.decisionId
   const ending = await endingOfRun(
     context,
-    decisionId,
-    { approved, runStatus: snapshot?.status ?? 'missing', runResult: snapshot?.result },
+    review,
+    {
+      approved,
+      runStatus: snapshot?.status ?? 'missing',
+      runResult: snapshot?.result,
+      steps: snapshot?.context,
+    },
     { probe: true },
   )
   if (ending.state !== 'completed') {
@@ -202,11 +207,12 @@ export async function endResumedReview(
     : null
   const ending = await endingOfRun(
     context,
-    decisionId,
+    review,
     {
       approved: set ? set.approved : verified.answer.approved,
       runStatus: outcome.result.status,
       runResult: outcome.result.result,
+      steps: (outcome.result as { steps?: unknown }).steps,
     },
     { probe: false },
   )
