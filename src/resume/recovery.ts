@@ -14,6 +14,7 @@ import { z } from 'zod/v4'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
 import { recordActionOutcome } from './action-evidence.js'
 import { permitHolderOf, readHeldPermitEvidence } from './approver-set-permit.js'
+import { endRestartedSet } from './approver-set-recovery.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { errorMessage } from './resume-error.js'
@@ -72,12 +73,13 @@ async function recoverUnsaved(context: DispatchContext, decisionId: string): Pro
       reason: `no review is saved and the run is ${snapshot.status} with the approval step ${progress}`,
     }
   }
-  await restartRunForRecovery(context.mastra, binding.workflowId, binding.runId)
+  const restarted = await restartRunForRecovery(context.mastra, binding.workflowId, binding.runId)
   const saved = await context.store.get(decisionId)
   if (saved?.target !== 'workflow-step') {
     return { status: 'unknown', decisionId, reason: 'the restarted run saved no review for this decision' }
   }
-  return resumePendingReview(context, saved)
+  // Several approvers answered before the restart: it settled the set at once.
+  return (await endRestartedSet(context, saved, restarted)) ?? resumePendingReview(context, saved)
 }
 
 /**
@@ -128,7 +130,10 @@ async function recoverPending(
   if (snapshot && snapshot.status === 'running' && approvalProgress(snapshot, review) === 'in_progress') {
     // Killed after saving the review but before Mastra persisted the
     // suspension: only the first pass ran, so a restart asks nothing new.
-    await restartRunForRecovery(context.mastra, review.workflowId, review.runId)
+    const restarted = await restartRunForRecovery(context.mastra, review.workflowId, review.runId)
+    // Several approvers answered before the restart: it settled the set at once.
+    const ended = await endRestartedSet(context, review, restarted)
+    if (ended) return ended
   }
   return resumePendingReview(context, review)
 }

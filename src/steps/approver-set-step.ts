@@ -160,22 +160,27 @@ export async function askApproverSet<S>(
   }
   const decisionIds = created.map((member) => member.decisionId)
 
+  // Every decision asked has its review before anything settles: a first
+  // pass cut short after the creates (or some of the saves) and restarted by
+  // recovery after the answers came in settles at once below, and its
+  // members' reviews are what records the set and the action.
+  try {
+    await saveAskedMembers(run, created, decisionIds)
+  } catch (error) {
+    await withdrawMembers(run, decisionIds, error)
+    throw error
+  }
+
   // A recovery restart re-runs this pass after answers may have settled the
-  // set (a crash inside the resume): the same keys name the same decisions,
-  // so read them and settle instead of asking nobody-will-resume questions.
+  // set (a crash inside the resume, or in this first pass): the same keys
+  // name the same decisions, so read them and settle instead of asking
+  // nobody-will-resume questions.
   if (run.recovering) {
     const members = await readMembers(run, decisionIds, undefined)
     if (members) {
       const state = settleApproverSet(rule, question, members)
       if (state.settled) return finishSet(run, state)
     }
-  }
-
-  try {
-    await saveMemberReviews(run, created, decisionIds)
-  } catch (error) {
-    await withdrawMembers(run, decisionIds, error)
-    throw error
   }
   // The escalation timer starts now; it lives in the snapshot, not in a process.
   const escalation =
@@ -185,4 +190,22 @@ export async function askApproverSet<S>(
   return await run.suspend(suspendPayload(run, pendingOutcomes(created), decisionIds, escalation), {
     resumeLabel: decisionIds,
   })
+}
+
+/**
+ * Saves one review per member asked. A recovery restart re-asks every member
+ * the run had asked, escalated tiers included, whose reviews were saved then
+ * with the decisions asked up to their tier: only a member without a review
+ * (a first pass cut short before its save) is saved now.
+ */
+async function saveAskedMembers<S>(
+  run: ApproverSetRun<S>,
+  created: readonly AskedMember[],
+  decisionIds: readonly string[],
+): Promise<void> {
+  const { store } = run
+  if (!store || !run.recovering) return saveMemberReviews(run, created, decisionIds)
+  const missing: AskedMember[] = []
+  for (const member of created) if ((await store.get(member.decisionId)) === null) missing.push(member)
+  await saveMemberReviews(run, missing, decisionIds)
 }

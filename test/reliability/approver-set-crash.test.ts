@@ -12,9 +12,7 @@
  * Expected at every point: the payment ran at most once (never twice); every
  * member review ends terminal (`completed` or `stale`, or `uncertain` with a
  * reason an operator can act on); the third approver's decision is cancelled
- * at the service. The last block kills the run's first pass instead (after
- * some decisions were created, or some reviews saved, before the suspension
- * was persisted).
+ * at the service.
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -259,9 +257,9 @@ describe('several approvers: a recover while a live worker settles the set', () 
  *
  * Expected: no decision of the run is left open at the service without a
  * review that resumes or withdraws it; the payment ran at most once (here
- * exactly once: the quorum approves); every decision has a member review,
- * every member review ends terminal (alice and bob `completed`, carol
- * `stale` with her decision cancelled) and exactly one records the payment.
+ * exactly once: the quorum approves); every decision has a member review and
+ * every member review ends terminal: alice and bob `completed`, carol
+ * `stale` with her decision cancelled.
  */
 interface FirstPassPoint {
   crash: `after-create-${number}` | `after-save-${number}`
@@ -272,8 +270,11 @@ interface FirstPassPoint {
 const FIRST_PASS: readonly FirstPassPoint[] = [
   { crash: 'after-create-1', stage: "after alice's decision was created", early: true },
   { crash: 'after-create-2', stage: "after alice's and bob's decisions were created", early: false },
+  { crash: 'after-create-2', stage: "after alice's and bob's decisions were created", early: true },
   { crash: 'after-save-1', stage: "after alice's review was saved", early: false },
+  { crash: 'after-save-1', stage: "after alice's review was saved", early: true },
   { crash: 'after-save-3', stage: 'after every review was saved, before the suspension', early: false },
+  { crash: 'after-save-3', stage: 'after every review was saved, before the suspension', early: true },
 ]
 
 /** The decisions the service holds for one run (by the binding in their context). */
