@@ -206,6 +206,62 @@ describe('withPusharyPermit after several approvers', () => {
     expect(await servicePermits([id('alice_p'), id('bob_p'), id('carol_p')])).toHaveLength(1)
   })
 
+  it('after an escalation, spends the permit of the approver asked by the tier, whose card names the tier after theirs', async () => {
+    // Alice first; bob if undecided after 1 h, carol after 2 h. Alice says
+    // no (no veto), so bob is asked at once; his yes settles the set.
+    const run = await mastra.getWorkflow('workflow').createRun()
+    const started = await run.start({
+      inputData: {
+        ...paymentInput('pay:escalated', []),
+        approvers: {
+          externalIds: ['alice_x'],
+          veto: false,
+          escalation: [
+            { afterSeconds: 3600, externalIds: ['bob_x'] },
+            { afterSeconds: 7200, externalIds: ['carol_x'] },
+          ],
+        },
+      },
+    })
+    expect(started.status).toBe('suspended')
+    const reviewOf = async (externalId: string) =>
+      (await store.listByState('pending', { limit: 100 })).find(
+        (review) =>
+          review.target === 'workflow-step' && review.runId === run.runId && review.externalId === externalId,
+      )?.decisionId as string
+    const alice = await reviewOf('alice_x')
+    const dispatcher = createPusharyDispatcher({ mastra, client: env.client, store })
+    await env.client.decisions.answer(alice, 'no')
+    expect(await dispatcher.resumeDecision(alice)).toMatchObject({
+      status: 'resumed',
+      runStatus: 'suspended',
+    })
+    const bob = await reviewOf('bob_x')
+    expect(bob).toBeDefined()
+    // What bob's card showed: the tier after his.
+    expect((await env.client.decisions.get(bob)).parameters).toMatchObject({
+      'Approvals needed': '1 of 3',
+      'Also asked': 'alice_x; then carol_x if undecided after 2 h',
+    })
+    await env.client.decisions.answer(bob, 'yes')
+    expect(await dispatcher.resumeDecision(bob)).toMatchObject({
+      status: 'resumed',
+      runStatus: 'success',
+      actionOutcome: 'ran',
+    })
+    const runs = paid.filter((entry) => entry.runId === run.runId)
+    expect(runs).toHaveLength(1)
+    expect(runs[0]?.permit).toMatchObject({ decisionId: bob, settledBy: [bob] })
+    expect(await servicePermits([alice, bob])).toMatchObject([
+      { authorizationId: bob, executionState: 'succeeded', authority: { approverExternalId: 'bob_x' } },
+    ])
+    // The action presented the card bob saw, tier text included.
+    expect((await store.permitOf(bob))?.action.parameters).toMatchObject({
+      'Also asked': 'alice_x; then carol_x if undecided after 2 h',
+    })
+    expect((await env.client.decisions.list({ externalId: 'carol_x', limit: 10 })).decisions).toEqual([])
+  })
+
   it('spends no permit and runs nothing when the set is declined', async () => {
     const { runId, id } = await start('pay:veto', ['alice_d', 'bob_d', 'carol_d'])
     const dispatcher = createPusharyDispatcher({ mastra, client: env.client, store })
