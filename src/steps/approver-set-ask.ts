@@ -7,6 +7,7 @@
  */
 import { fingerprintPusharyAction } from '../pushary/identity.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import type { ApproverEscalationState } from './approver-escalation.js'
 import { approverCardParameters } from './approver-set.js'
 import { type ApproverSetRun, memberBinding } from './approver-set-run.js'
 import { decisionExpiresAt } from './decision-expiry.js'
@@ -155,4 +156,54 @@ export function pendingOutcomes(members: readonly AskedMember[]) {
     approved: false,
     answeredAt: null,
   }))
+}
+
+/** Pages of one approver's decisions read while looking for a member's decision. */
+const LOOKUP_PAGES = 20
+
+/** Whether the service holds a decision asked of this member of the set (its exact binding context). */
+async function askedAtService<S>(run: ApproverSetRun<S>, externalId: string, from: string | undefined) {
+  const context = workflowBindingContext(memberBinding(run, externalId))
+  let cursor: string | undefined
+  for (let page = 0; page < LOOKUP_PAGES; page++) {
+    const list = await run.client.decisions.list({
+      externalId,
+      limit: 100,
+      ...(from === undefined ? {} : { from }),
+      ...(cursor === undefined ? {} : { cursor }),
+    })
+    if (list.decisions.some((decision) => decision.context === context)) return true
+    if (!list.nextCursor) return false
+    cursor = list.nextCursor
+  }
+  return false
+}
+
+/**
+ * Where a set's escalation stands, read from the service, for a recovery
+ * restart whose snapshot no longer holds it (Mastra drops a step's suspend
+ * payload once a resume of it starts): the timer started when the first
+ * approver's decision was created, and a tier was asked if the service holds
+ * a decision of any of its members with this run's binding (the restart then
+ * asks the rest of that tier by the same keys).
+ *
+ * @example
+ * const escalation = await escalationAtService(run, created[0]?.decisionId)
+ */
+export async function escalationAtService<S>(
+  run: ApproverSetRun<S>,
+  firstDecisionId: string | undefined,
+): Promise<ApproverEscalationState> {
+  const first = firstDecisionId === undefined ? null : await run.client.decisions.get(firstDecisionId)
+  const created = first?.createdAt ? Date.parse(first.createdAt) : Number.NaN
+  const startedAt = Number.isFinite(created) ? new Date(created).toISOString() : new Date().toISOString()
+  // A minute's margin: `from` is the service's own clock, as createdAt is.
+  const from = Number.isFinite(created) ? new Date(created - 60_000).toISOString() : undefined
+  let asked = 0
+  for (const tier of run.rule.escalation ?? []) {
+    const found = await Promise.all(tier.externalIds.map((id) => askedAtService(run, id, from)))
+    if (!found.some(Boolean)) break
+    asked++
+  }
+  return { startedAt, asked }
 }

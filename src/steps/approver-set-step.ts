@@ -24,6 +24,7 @@ import {
   type AskedMember,
   createdBefore,
   createMembers,
+  escalationAtService,
   pendingOutcomes,
   saveMemberReviews,
 } from './approver-set-ask.js'
@@ -145,11 +146,19 @@ export async function askApproverSet<S>(
   try {
     // A recovery restart asks again whom the run had asked (the same keys
     // land on the same decisions), escalated tiers included.
-    const restored = run.restoredEscalation
+    const first = firstApprovers(rule)
     created = await createMembers(
       run,
-      askedApprovers(firstApprovers(rule), rule.escalation, restored?.asked ?? 0),
+      askedApprovers(first, rule.escalation, run.restoredEscalation?.asked ?? 0),
     )
+    if (run.recovering && rule.escalation && !run.restoredEscalation) {
+      // The snapshot lost the escalation (a resume had started): the
+      // service says which tiers were asked, and their members are asked
+      // again by the same keys.
+      run.restoredEscalation = await escalationAtService(run, created[0]?.decisionId)
+      const later = askedApprovers(first, rule.escalation, run.restoredEscalation.asked).slice(first.length)
+      if (later.length > 0) created = [...created, ...(await createMembers(run, later))]
+    }
   } catch (error) {
     await withdrawMembers(
       run,

@@ -70,8 +70,9 @@ async function started(name: string, delayS = DELAY_S) {
     question: `Pay invoice ${tag}?`,
     approvers: { externalIds: [alice], escalation: [{ afterSeconds: delayS, externalIds: [bob] }] },
   }
-  const at = Date.now()
   expect(await host(['start', JSON.stringify({ input, runId })])).toMatchObject({ status: 'suspended' })
+  // The timer started inside that process, before it exited.
+  const at = Date.now()
   const reviews = await reviewsOf(runId)
   expect(reviews.map((review) => review.externalId)).toEqual([alice])
   return { runId, op: input.operationId, alice, bob, aliceId: reviews[0]?.decisionId as string, at, delayS }
@@ -124,6 +125,42 @@ describe('escalation of several approvers across processes', () => {
     })
     expect((await effectCounts(env.dir)).get(run.op) ?? 0).toBe(0)
     await bobApprovesAndItEnds(run)
+  })
+
+  it('a resume killed while bob (asked by the escalation) settles the set is recovered: the restart re-asks both tiers, pays once', async () => {
+    const run = await started('settle-crash')
+    await untilDue(run)
+    await host(['reconcile'])
+    const bobDecisions = await decisionsFor(run.bob)
+    expect(bobDecisions).toHaveLength(1)
+    const bobId = bobDecisions[0]?.decisionId as string
+    await env.client.decisions.answer(bobId, 'yes')
+    // Bob's resume settles the set and is killed before it withdraws alice's
+    // question; Mastra had already dropped the step's suspend payload (where
+    // the escalation's state lives) when the resume started.
+    const killed = await host(['resume', JSON.stringify([bobId])], 'before-cancel').catch(
+      (error: Error) => error.message,
+    )
+    expect(JSON.stringify(killed)).toMatch(/SIGKILL/)
+    expect((await effectCounts(env.dir)).get(run.op) ?? 0).toBe(0)
+
+    // The restart reads from the service that bob's tier was asked, asks
+    // alice and bob again (the same decisions) and settles.
+    const [recovered] = await host<{ status: string; actionOutcome?: string }[]>([
+      'recover',
+      JSON.stringify([bobId]),
+    ])
+    expect(recovered).toMatchObject({ actionOutcome: 'ran' })
+    await host(['reconcile'])
+    expect((await effectCounts(env.dir)).get(run.op) ?? 0).toBe(1)
+    expect(await decisionsFor(run.bob)).toHaveLength(1)
+    expect((await env.client.decisions.get(run.aliceId)).status).toBe('cancelled')
+    const reviews = await reviewsOf(run.runId)
+    expect(Object.fromEntries(reviews.map((review) => [review.externalId, review.state]))).toEqual({
+      [run.alice]: 'stale',
+      [run.bob]: 'completed',
+    })
+    expect((await store.actionOf(bobId))?.outcome).toBe('ran')
   })
 
   for (const crash of ['after-create-1', 'after-save-1'] as const) {
