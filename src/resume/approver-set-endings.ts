@@ -29,7 +29,7 @@ interface SetMember {
 }
 
 /** The settled set as the step returned it (its output in the run). */
-interface SettledSet {
+export interface SettledSet {
   approved: boolean
   approvers: SetMember[]
   settledBy: string[]
@@ -191,10 +191,15 @@ export async function endSetMember(
 export async function endOtherMembers(
   context: DispatchContext,
   review: PusharyWorkflowReview,
-  snapshot?: RunSnapshotView | null,
+  from?: RunSnapshotView | SettledSet | null,
 ): Promise<void> {
-  const run = snapshot ?? (await loadRunSnapshot(context.mastra, review.workflowId, review.runId))
-  const set = run ? settledSetOf(run.context, review.stepId) : null
+  // The resume that settled the set hands over the set it returned: no
+  // snapshot read for it.
+  let set = from && 'settledBy' in from ? from : null
+  if (!set) {
+    const run = from ?? (await loadRunSnapshot(context.mastra, review.workflowId, review.runId))
+    set = run && 'context' in run ? settledSetOf(run.context, review.stepId) : null
+  }
   if (!set) return
   // The set's output lists every member asked, escalated tiers included
   // (a member asked before an escalation does not know the later ones).

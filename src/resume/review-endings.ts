@@ -245,7 +245,7 @@ export async function endResumedReview(
       persistenceError: errorMessage(error),
     }
   }
-  if (review.approverSet) await endOtherMembers(context, review)
+  if (review.approverSet) await endOtherMembers(context, review, set)
   const resumed: PusharyDispatchResult = {
     status: 'resumed',
     decisionId,
