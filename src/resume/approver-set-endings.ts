@@ -207,11 +207,11 @@ export async function endOtherMembers(
     ...new Set([...(review.approverSet?.decisionIds ?? []), ...set.approvers.map((m) => m.decisionId)]),
   ]
   const log = context.mastra.getLogger()
-  for (const decisionId of ids) {
-    if (decisionId === review.decisionId) continue
+  // Each member's review ends on its own (its own claim), all at once.
+  const endOne = async (decisionId: string): Promise<void> => {
     try {
       const member = await context.store.get(decisionId)
-      if (member?.state !== 'pending' || member.target !== 'workflow-step') continue
+      if (member?.state !== 'pending' || member.target !== 'workflow-step') return
       const verified = await verifiedAnswer(context, member)
       const result = await endSetMember(context, member, set, verified)
       if (result.status === 'pending' || result.status === 'uncertain') {
@@ -225,4 +225,5 @@ export async function endOtherMembers(
       )
     }
   }
+  await Promise.all(ids.filter((decisionId) => decisionId !== review.decisionId).map(endOne))
 }

@@ -37,10 +37,10 @@ export async function permitHolderOf(
   if (await holds(review.decisionId)) return review.decisionId
   if (!review.approverSet) return null
   const set = settledSetOf(steps, review.stepId)
-  const candidates = new Set([
-    ...(set ? [...set.settledBy.slice(-1), ...set.approvers.map((member) => member.decisionId)] : []),
-    ...review.approverSet.decisionIds,
-  ])
+  // A set's permit is only ever spent on its decisive approval (the last of
+  // settledBy, steps/permit-approver-set.ts); without the set's output, any
+  // member this review knows may hold it.
+  const candidates = new Set(set ? set.settledBy.slice(-1) : review.approverSet.decisionIds)
   candidates.delete(review.decisionId)
   for (const decisionId of candidates) if (await holds(decisionId)) return decisionId
   return null

@@ -99,15 +99,12 @@ export async function readMembers<S>(
   verified: { decisionId: string; decision: Decision } | undefined,
   known: readonly PayloadMember[] = [],
 ): Promise<MemberDecision[] | null> {
-  const members: MemberDecision[] = []
-  for (const [index, decisionId] of decisionIds.entries()) {
+  // Each member is read on its own, all at once.
+  const read = async (decisionId: string, index: number): Promise<MemberDecision | null> => {
     const externalId = run.rule.externalIds[index]
     if (externalId === undefined) return null
     const kept = verified?.decisionId === decisionId ? null : finalMember(known[index], externalId)
-    if (kept && kept.decisionId === decisionId) {
-      members.push(kept)
-      continue
-    }
+    if (kept && kept.decisionId === decisionId) return kept
     let decision: Decision
     if (verified?.decisionId === decisionId) decision = verified.decision
     else {
@@ -119,15 +116,16 @@ export async function readMembers<S>(
     }
     if (checkWorkflowDecision({ ...memberBinding(run, externalId), decisionId }, decision) !== null)
       return null
-    members.push({
+    return {
       externalId,
       decisionId,
       status: decision.status,
       value: decision.status === 'answered' ? decision.value : null,
       answeredAt: decision.answeredAt ?? null,
-    })
+    }
   }
-  return members
+  const members = await Promise.all(decisionIds.map(read))
+  return members.some((member) => member === null) ? null : (members as MemberDecision[])
 }
 
 /**

@@ -52,7 +52,7 @@ export function memberBinding<S>(run: ApproverSetRun<S>, externalId: string): Pu
 }
 
 /**
- * Cancels decisions at the service; a failed cancel is logged, never thrown.
+ * Cancels decisions at the service, all at once; a failed cancel is logged, never thrown.
  *
  * @example
  * await withdrawMembers(run, state.open, 'the set was settled')
@@ -64,7 +64,7 @@ export async function withdrawMembers<S>(
 ): Promise<void> {
   const log = run.mastra?.getLogger()
   const reason = why instanceof Error ? why.message : String(why)
-  for (const decisionId of decisionIds) {
+  const withdraw = async (decisionId: string): Promise<void> => {
     try {
       await run.client.decisions.cancel(decisionId)
       log?.info(`[pushary] withdrew decision ${decisionId} of run ${run.binding.runId}: ${reason}`)
@@ -76,4 +76,5 @@ export async function withdrawMembers<S>(
       )
     }
   }
+  await Promise.all(decisionIds.map(withdraw))
 }
