@@ -136,7 +136,6 @@ export async function endSetMember(
   verified: VerifiedAnswer | PusharyDispatchResult,
 ): Promise<PusharyDispatchResult> {
   const decisionId = review.decisionId
-  const self = set.approvers.find((member) => member.decisionId === decisionId)
   const answered = 'answer' in verified && 'decision' in verified ? verified : null
   if (!answered) {
     // Still open (or unreadable): withdraw it so it leaves the phone.
@@ -150,6 +149,28 @@ export async function endSetMember(
       }
     }
   }
+  const { counted, reason } = memberEnding(review, set, answered)
+  const claim = await context.store.claim(
+    decisionId,
+    review.runId,
+    SET_MEMBER_ENDING,
+    answered ? { answeredAt: answered.answeredAt } : undefined,
+  )
+  if (claim === 'busy') return { status: 'busy', decisionId, reason }
+  if (claim === 'settled') return { status: 'duplicate', decisionId, reason }
+  return finishMember(context, decisionId, counted, reason)
+}
+
+/** The claim reason a member's review is ended under; recovery tells it from a resume's claim. */
+const SET_MEMBER_ENDING = 'ending an approver of a settled set'
+
+/** How one member ends by the settled set: counted (`completed`) or not (`stale`), and why. */
+function memberEnding(
+  review: PusharyWorkflowReview,
+  set: SettledSet,
+  answered: VerifiedAnswer | null,
+): { counted: boolean; reason: string } {
+  const self = set.approvers.find((member) => member.decisionId === review.decisionId)
   const counted = answered !== null && self !== undefined && self.status !== 'pending' && self.late !== true
   const what =
     answered?.answer.status === 'answered'
@@ -164,20 +185,48 @@ export async function endSetMember(
     : answered && answered.answer.status === 'answered'
       ? `${what} after ${describeSet(set)}; the late answer changes nothing`
       : `${what}; withdrawn (cancelled at the service): ${describeSet(set)}`
-  const claim = await context.store.claim(
-    decisionId,
-    review.runId,
-    'ending an approver of a settled set',
-    answered ? { answeredAt: answered.answeredAt } : undefined,
-  )
-  if (claim === 'busy') return { status: 'busy', decisionId, reason }
-  if (claim === 'settled') return { status: 'duplicate', decisionId, reason }
+  return { counted, reason }
+}
+
+async function finishMember(
+  context: DispatchContext,
+  decisionId: string,
+  counted: boolean,
+  reason: string,
+): Promise<PusharyDispatchResult> {
   try {
     await context.store.finish(decisionId, counted ? 'completed' : 'stale', reason)
   } catch (error) {
     return { status: 'uncertain', decisionId, reason, persistenceError: errorMessage(error) }
   }
   return counted ? { status: 'duplicate', decisionId, reason } : { status: 'stale', decisionId, reason }
+}
+
+/**
+ * Recovery of a member review whose ending was cut short after its claim
+ * (the claim taken to end it with the settled set's record, not to resume
+ * the run): it ends as the set says, with no action outcome, since the
+ * member whose resume settled the set records what the action did. `null`
+ * when the claim was a resume's (the caller recovers it as one).
+ *
+ * @example
+ * const ended = await recoverSetMemberEnding(context, review, snapshot, verified)
+ * if (ended) return ended
+ */
+export async function recoverSetMemberEnding(
+  context: DispatchContext,
+  review: PusharyWorkflowReview,
+  snapshot: RunSnapshotView,
+  verified: VerifiedAnswer,
+): Promise<PusharyDispatchResult | null> {
+  const set = settledSetOf(snapshot.context, review.stepId)
+  if (!set) return null
+  const claim = (await context.store.history(review.decisionId)).findLast(
+    (transition) => transition.from === 'pending' && transition.to === 'resuming',
+  )
+  if (claim?.reason !== SET_MEMBER_ENDING) return null
+  const { counted, reason } = memberEnding(review, set, verified)
+  return finishMember(context, review.decisionId, counted, `recovered: ${reason}`)
 }
 
 /**

@@ -13,6 +13,7 @@
 import { z } from 'zod/v4'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
 import { recordActionOutcome } from './action-evidence.js'
+import { recoverSetMemberEnding } from './approver-set-endings.js'
 import { permitHolderOf, readHeldPermitEvidence } from './approver-set-permit.js'
 import { endRestartedSet } from './approver-set-recovery.js'
 import { takeOverClaim, whileHoldingClaim } from './claim-lease.js'
@@ -201,6 +202,11 @@ async function recoverTakenOver(
   if (!snapshot) return endReview(context, decisionId, 'uncertain', 'recovery found no snapshot of the run')
   let progress = approvalProgress(snapshot, review)
   if (progress === 'completed') {
+    // Several approvers: a member claimed only to be ended by the set's record.
+    const ended = review.approverSet
+      ? await recoverSetMemberEnding(context, review, snapshot, verified)
+      : null
+    if (ended) return ended
     // Evidence before status: the permit's receipt, then the run's output
     // (a re-driven run that met its own spent permit ends `success` with a
     // refusal and ran nothing), and only then whether the run finished.

@@ -57,7 +57,7 @@ async function reviewsOf(runId: string): Promise<PusharyWorkflowReview[]> {
 }
 
 interface Point {
-  crash: 'before-cancel' | 'after-cancel' | 'after-effect' | 'before-finish'
+  crash: 'before-cancel' | 'after-cancel' | 'after-effect' | 'before-finish' | 'before-stale-finish'
   stage: string
   /** Who ends it: recovery alone, or an operator (a review `uncertain` because the payment may have run). */
   settledBy: 'recovery' | 'operator'
@@ -89,6 +89,12 @@ const POINTS: readonly Point[] = [
     stage: 'after the run finished, before the first review ending is written',
     settledBy: 'recovery',
     bobEnds: /recovered: the approval step had returned before the crash/,
+  },
+  {
+    crash: 'before-stale-finish',
+    stage: "at the withdrawn member's ending, after its claim (paid, the settling member ended)",
+    settledBy: 'recovery',
+    bobEnds: /the approvers' set was approved .*settled by/,
   },
 ]
 
@@ -198,6 +204,12 @@ describe('several approvers: SIGKILL while the quorum settles, then fresh proces
         /withdrawn \(cancelled at the service\).*settled by/,
       )
       expect((await env.client.decisions.get(ids.carol as string)).status, label).toBe('cancelled')
+      // One payment, one review that records it (never a withdrawn member).
+      const outcomes = await Promise.all(final.map((review) => store.actionOf(review.decisionId)))
+      const recording = outcomes.filter((action) => action?.outcome === 'ran').length
+      expect(recording, `${label}: reviews recording the payment`).toBeLessThanOrEqual(1)
+      if (point.settledBy === 'recovery') expect(recording, label).toBe(1)
+      expect((await store.actionOf(ids.carol as string))?.outcome ?? null, label).toBeNull()
       summary.push(
         `${point.crash}: paid ${paid}; settled by ${uncertain.length > 0 ? 'operator' : 'recovery'}`,
       )
