@@ -244,9 +244,20 @@ export async function releaseClaim(
   decisionId: string,
 ): Promise<PusharyAgentResumeOutcome<never>> {
   const reason = 'the approval step is still suspended after the resume; nothing ran'
+  return finishWaiting(store, decisionId, 'pending', reason, 'step_resuspended')
+}
+
+/** Ends the claim in `state` with nothing run; the result stays `pending` (the action still waits). */
+async function finishWaiting(
+  store: PusharyAgentReviewStore,
+  decisionId: string,
+  state: 'pending' | 'completed',
+  reason: string,
+  reasonCode: 'step_resuspended' | 'awaiting_approvers',
+): Promise<PusharyAgentResumeOutcome<never>> {
   try {
-    await store.finish(decisionId, 'pending', reason)
-    return { status: 'pending', decisionId, reason, reasonCode: 'step_resuspended' }
+    await store.finish(decisionId, state, reason)
+    return { status: 'pending', decisionId, reason, reasonCode }
   } catch (error) {
     return {
       status: 'uncertain',
@@ -273,16 +284,5 @@ export async function endCounted(
   set: { approvals: number; required: number },
 ): Promise<PusharyAgentResumeOutcome<never>> {
   const reason = `the answer was counted; the approvers' set waits on the others (${set.approvals} of ${set.required} approvals so far)`
-  try {
-    await store.finish(decisionId, 'completed', reason)
-    return { status: 'pending', decisionId, reason, reasonCode: 'awaiting_approvers' }
-  } catch (error) {
-    return {
-      status: 'uncertain',
-      decisionId,
-      reason,
-      reasonCode: 'release_failed',
-      persistenceError: message(error),
-    }
-  }
+  return finishWaiting(store, decisionId, 'completed', reason, 'awaiting_approvers')
 }

@@ -21,7 +21,7 @@ import { whileHoldingClaim } from './claim-lease.js'
 import type { PusharyDispatchResult } from './dispatch-types.js'
 import { errorMessage } from './resume-error.js'
 import { attemptResume } from './resume-guard.js'
-import { endStale } from './review-endings.js'
+import { endStale, releaseReview } from './review-endings.js'
 import { claimLease, conflictOption, type DispatchContext } from './review-kinds.js'
 import { loadRunSnapshot, type RunSnapshotView } from './run-position.js'
 
@@ -94,10 +94,10 @@ export async function wakeForEscalation(
         after === null
           ? 'woken for its escalation; the step waits on its approvers'
           : `woken for its escalation; the step waits on its approvers (next tier due ${after})`
-      return release(context, decisionId, reason)
+      return releaseReview(context, decisionId, reason)
     }
     if ('refused' in attempt) {
-      return release(context, decisionId, `the escalation wake was refused: ${attempt.refused.message}`)
+      return releaseReview(context, decisionId, `the escalation wake was refused: ${attempt.refused.message}`)
     }
     // The step itself failed (or the run ended) on a wake: nothing past the
     // approval ran, and this review's run no longer waits on it.
@@ -112,17 +112,4 @@ export async function wakeForEscalation(
 async function loadAfter(context: DispatchContext, review: PusharyWorkflowReview): Promise<string | null> {
   const snapshot = await loadRunSnapshot(context.mastra, review.workflowId, review.runId)
   return snapshot ? (escalationDueAt(snapshot, review.stepId)?.toISOString() ?? null) : null
-}
-
-async function release(
-  context: DispatchContext,
-  decisionId: string,
-  reason: string,
-): Promise<PusharyDispatchResult> {
-  try {
-    await context.store.finish(decisionId, 'pending', reason)
-    return { status: 'pending', decisionId, reason }
-  } catch (error) {
-    return { status: 'uncertain', decisionId, reason, persistenceError: errorMessage(error) }
-  }
 }

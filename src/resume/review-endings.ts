@@ -72,8 +72,13 @@ export async function endStale(
   }
 }
 
-/** Releases a claim whose resume provably ran nothing; the answer is retried. */
-async function releaseReview(
+/**
+ * Releases a claim whose resume provably ran nothing; the answer is retried.
+ *
+ * @example
+ * return releaseReview(context, decisionId, 'the step is still suspended after the resume; nothing ran')
+ */
+export async function releaseReview(
   context: DispatchContext,
   decisionId: string,
   reason: string,
