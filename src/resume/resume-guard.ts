@@ -6,7 +6,6 @@
 import type { Mastra } from '@mastra/core/mastra'
 import { RequestContext } from '@mastra/core/request-context'
 import { PUSHARY_RECOVERY_CONTEXT_KEY } from '../steps/approval-step.js'
-import { escalationStatesOf, PUSHARY_RECOVERY_ESCALATION_KEY } from '../steps/approver-escalation.js'
 import { isPusharyResumeError, PusharyResumeError } from './resume-error.js'
 import {
   type ApprovalLocation,
@@ -201,11 +200,6 @@ export async function restartRunForRecovery(
   const run = await findWorkflow(mastra, workflowId, runId).createRun({ runId })
   const requestContext = new RequestContext()
   requestContext.set(PUSHARY_RECOVERY_CONTEXT_KEY, runId)
-  // Several approvers with escalation: the restarted first pass re-asks the
-  // tiers already asked and keeps the timer's start (kept in the snapshot).
-  const before = await loadRunSnapshot(mastra, workflowId, runId)
-  const escalations = before ? escalationStatesOf(before.context) : {}
-  if (Object.keys(escalations).length > 0) requestContext.set(PUSHARY_RECOVERY_ESCALATION_KEY, escalations)
   await run.restart({ requestContext })
   return loadRunSnapshot(mastra, workflowId, runId)
 }

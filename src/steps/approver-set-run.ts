@@ -8,7 +8,6 @@ import type { PusharyClient } from '../pushary/client.js'
 import type { PusharyQuestion } from '../pushary/question.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
 import type { PusharyApprovalStepInput, PusharyApprovalSuspend } from './approval-schemas.js'
-import type { ApproverEscalationState } from './approver-escalation.js'
 import type { ApproverSetRule } from './approver-set.js'
 import type { PusharyWorkflowBinding } from './workflow-binding.js'
 
@@ -37,8 +36,6 @@ export interface ApproverSetRun<S = unknown> {
   agentName: string | undefined
   /** Set only inside `dispatcher.recover`'s restart of this run. */
   recovering: boolean
-  /** On a recovery restart: the escalation as the snapshot held it before. */
-  restoredEscalation?: ApproverEscalationState
 }
 
 /**

@@ -18,7 +18,7 @@ import type {
   PusharyApprovalStepInput,
   PusharyApprovalSuspend,
 } from './approval-schemas.js'
-import { askedApprovers, restoredEscalation } from './approver-escalation.js'
+import { type ApproverEscalationState, askedApprovers } from './approver-escalation.js'
 import { type ApproverSetRule, firstApprovers, settleApproverSet } from './approver-set.js'
 import {
   type AskedMember,
@@ -121,10 +121,6 @@ export async function runApproverSetStep<S>(
     agentName: call.agentName,
     recovering: call.requestContext?.get(RECOVERY_KEY as never) === call.runId,
   }
-  if (run.recovering) {
-    const restored = restoredEscalation(call.requestContext, call.stepId)
-    if (restored) run.restoredEscalation = restored
-  }
   if (call.resumeData) {
     if (!call.suspendData) {
       refuse('suspendData.approvers', 'on resume: the step was resumed without the decisions it asked')
@@ -143,20 +139,17 @@ export async function askApproverSet<S>(
 ): Promise<PusharyApproverSetAnswer | Awaited<S>> {
   const { rule, question } = run
   let created: AskedMember[]
+  // A recovery restart keeps the escalation where it stood.
+  let restored: ApproverEscalationState | undefined
   try {
-    // A recovery restart asks again whom the run had asked (the same keys
-    // land on the same decisions), escalated tiers included.
     const first = firstApprovers(rule)
-    created = await createMembers(
-      run,
-      askedApprovers(first, rule.escalation, run.restoredEscalation?.asked ?? 0),
-    )
-    if (run.recovering && rule.escalation && !run.restoredEscalation) {
-      // The snapshot lost the escalation (a resume had started): the
-      // service says which tiers were asked, and their members are asked
-      // again by the same keys.
-      run.restoredEscalation = await escalationAtService(run, created[0]?.decisionId)
-      const later = askedApprovers(first, rule.escalation, run.restoredEscalation.asked).slice(first.length)
+    created = await createMembers(run, first)
+    if (run.recovering && rule.escalation) {
+      // The snapshot cannot say (Mastra drops a step's suspend payload once
+      // a resume starts): the service says which tiers were asked, and their
+      // members are asked again by the same keys (the same decisions).
+      restored = await escalationAtService(run, created[0]?.decisionId)
+      const later = askedApprovers(first, rule.escalation, restored.asked).slice(first.length)
       if (later.length > 0) created = [...created, ...(await createMembers(run, later))]
     }
   } catch (error) {
@@ -195,7 +188,7 @@ export async function askApproverSet<S>(
   const escalation =
     rule.escalation === undefined
       ? undefined
-      : (run.restoredEscalation ?? { startedAt: new Date().toISOString(), asked: 0 })
+      : (restored ?? { startedAt: new Date().toISOString(), asked: 0 })
   return await run.suspend(suspendPayload(run, pendingOutcomes(created), decisionIds, escalation), {
     resumeLabel: decisionIds,
   })
