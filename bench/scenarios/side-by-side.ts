@@ -9,7 +9,8 @@
  * warm-ups; each row is one path in one order, with the peer's median beside
  * ours. Paths: an agent review opened, the same review answered and resumed
  * until the tool ran (on a fresh agent, then again on one agent whose storage
- * holds a backlog of other suspended runs, as a busy deployment's does), one
+ * holds a backlog of other suspended runs, as a busy deployment's does), the
+ * review run's own Mastra part beside both (`review-run-floor.ts`), one
  * workflow step resumed until the protected step ran,
  * and a `.foreach` started and its items resumed by label one by one in random
  * order, at each configured size. Every sample checks its effect happened.
@@ -22,6 +23,7 @@ import type { Row } from '../lib/report.js'
 import { shuffled, summarize, timed } from '../lib/stats.js'
 import type { RunShape, Side, SuspendedRefund } from '../peer/side.js'
 import { type AgentSet, agentSet, BACKLOG_CALL, BACKLOG_RESOURCE } from './agent-backlog.js'
+import { benchReviewRunFloor } from './review-run-floor.js'
 
 const GROUP = '8. Beside the peer'
 
@@ -218,6 +220,8 @@ export async function benchSideBySide(
         `${perSide(sizes.agent, 'reviews')}; scripted model, requireApproval tool`,
       ),
     )
+    log("beside the peer: the review run's Mastra part")
+    out.push(...(await benchReviewRunFloor(env, sides, sizes.agent)))
     const { waiting } = sizes.backlog
     log(`beside the peer: agent reviews with ${waiting} others waiting`)
     const set = agentSet(env, 'side-backlog')

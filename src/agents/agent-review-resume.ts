@@ -36,6 +36,7 @@ import {
 } from './agent-resume-outcome.js'
 import { resumeAgentReviewRun } from './agent-review-run.js'
 import { agentResumeSpans } from './agent-review-spans.js'
+import { agentRunCreatedAtOf } from './agent-review-workflow.js'
 import { type SettledAgentSet, setAnswer, settledAgentSetOf } from './agent-set-answer.js'
 import {
   endMemberElsewhere,
@@ -263,7 +264,8 @@ export async function resumeAgentReview<TOutput = unknown>(
       // The review run first: a caller without this store may have resumed it,
       // and then the agent run is gone because of that resume, not "outside".
       if (before.state !== 'waiting') return await elsewhere(before)
-      const listed = await findSuspendedRun(agent, review.runId, scope)
+      // The open kept the agent run's creation time in the review run's input.
+      const listed = await findSuspendedRun(agent, review.runId, scope, agentRunCreatedAtOf(before.context))
       const suspended = listed ? await withDurableApprovals(mastra, listed) : undefined
       const changed = staleCallCause(review, suspended)
       if (changed) {
@@ -367,7 +369,12 @@ export async function resumeAgentReview<TOutput = unknown>(
     // A generation that finished leaves nothing pending, even while a
     // DurableAgent still lists the run (it deletes its snapshot later).
     if (reason !== 'suspended') return { ...resumed, pending: [] }
-    const still = await findSuspendedRun(agent, review.runId, scope)
+    const still = await findSuspendedRun(
+      agent,
+      review.runId,
+      scope,
+      before.state === 'waiting' ? agentRunCreatedAtOf(before.context) : undefined,
+    )
     const pending = still ? [still] : []
     if (pending.length === 0) {
       return {

@@ -52,7 +52,25 @@ const agentTargetSchema = z.object({
   runId: idSchema,
   toolCallId: idSchema,
   kind: z.enum(['approval', 'question']),
+  /** When the agent run's row was created, as the open read it: a resume finds the run without reading it again. */
+  runCreatedAt: z.iso.datetime().optional(),
 })
+
+/**
+ * The agent run's creation time the review run was started with, or
+ * undefined (a run started before it was kept, or none in its input: then
+ * `findSuspendedRun` reads it). Only a hint: a wrong one narrows the listing
+ * to nothing and the full listing decides.
+ *
+ * @example
+ * const hint = agentRunCreatedAtOf(before.context)
+ */
+export function agentRunCreatedAtOf(context: Record<string, unknown> | undefined): Date | undefined {
+  const parsed = agentTargetSchema.shape.runCreatedAt.safeParse(
+    (context?.input as { agent?: { runCreatedAt?: unknown } } | undefined)?.agent?.runCreatedAt,
+  )
+  return parsed.success && parsed.data !== undefined ? new Date(parsed.data) : undefined
+}
 
 const inputSchema = z.intersection(pusharyApprovalStepInputSchema, z.object({ agent: agentTargetSchema }))
 
@@ -251,6 +269,26 @@ type ReviewWorkflow = {
   createRun(options: { runId: string; shouldPersistSnapshot?: PersistencePredicate }): Promise<ReviewRun>
 }
 
+/** The review workflow each Mastra instance holds, once found or registered (no lookup per call). */
+const reviewWorkflows = new WeakMap<Mastra, ReviewWorkflow>()
+
+/** The workflow registered under the review workflow's ID, found without Mastra's not-found exceptions. */
+function registeredReviewWorkflow(mastra: Mastra): ReviewWorkflow | undefined {
+  const listed = (mastra as { listWorkflows?: () => Record<string, { id?: string }> }).listWorkflows?.()
+  if (listed) {
+    const found = Object.values(listed).find((workflow) => workflow?.id === AGENT_REVIEW_WORKFLOW_ID)
+    if (found) return found as unknown as ReviewWorkflow
+  }
+  try {
+    // Hidden workflows are not listed; Mastra throws when there is none.
+    return (
+      (mastra.getWorkflowById(AGENT_REVIEW_WORKFLOW_ID as never) as unknown as ReviewWorkflow) ?? undefined
+    )
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * The agent review workflow on this Mastra, registered on first use
  * (`mastra.addWorkflow`). Its approval step uses the first registering
@@ -261,14 +299,15 @@ type ReviewWorkflow = {
  * const workflow = ensureAgentReviewWorkflow(mastra, client)
  */
 export function ensureAgentReviewWorkflow(mastra: Mastra, client: PusharyClient): ReviewWorkflow {
-  try {
-    const existing = mastra.getWorkflowById(AGENT_REVIEW_WORKFLOW_ID as never)
-    if (existing) return existing as unknown as ReviewWorkflow
-  } catch {
-    // not registered yet
+  const known = reviewWorkflows.get(mastra)
+  if (known) return known
+  let workflow = registeredReviewWorkflow(mastra)
+  if (!workflow) {
+    mastra.addWorkflow(createAgentReviewWorkflow(client), AGENT_REVIEW_WORKFLOW_ID)
+    workflow = mastra.getWorkflowById(AGENT_REVIEW_WORKFLOW_ID as never) as unknown as ReviewWorkflow
   }
-  mastra.addWorkflow(createAgentReviewWorkflow(client), AGENT_REVIEW_WORKFLOW_ID)
-  return mastra.getWorkflowById(AGENT_REVIEW_WORKFLOW_ID as never) as unknown as ReviewWorkflow
+  reviewWorkflows.set(mastra, workflow)
+  return workflow
 }
 
 /** What starting (or re-finding) one review run produced. */
@@ -297,6 +336,8 @@ export async function startAgentReviewRun(input: {
   ask: Pick<PusharyApprovalStepInput, 'subject' | 'delivery' | 'placeholder'>
   /** Delivers the approval link when the customer has no device (see `pusharyApprovalStep`). */
   onFallback?: (link: PusharyFallbackLink) => void | Promise<void>
+  /** When the agent run's row was created (kept in the run's input for the resume). */
+  agentRunCreatedAt?: Date
   operation: string
 }): Promise<AgentReviewRun> {
   const workflowBinding = agentWorkflowBinding(input.binding, input.operation)
@@ -329,6 +370,7 @@ export async function startAgentReviewRun(input: {
         runId: input.binding.runId,
         toolCallId: input.binding.toolCallId,
         kind: input.binding.kind,
+        ...(input.agentRunCreatedAt ? { runCreatedAt: input.agentRunCreatedAt.toISOString() } : {}),
       },
     },
   })

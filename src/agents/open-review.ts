@@ -28,7 +28,7 @@ import { normalizeSuspendedCall, type PusharyApprovableAgent } from './agent-sha
 import { autoResumedBy } from './auto-resume.js'
 import { withDurableApprovals } from './durable-approvals.js'
 import { checkedId, type PusharyReviewSubject, prepareAgentReview } from './review-subject.js'
-import { findSuspendedRun } from './suspended-run.js'
+import { agentRunCreatedAt, findSuspendedRun } from './suspended-run.js'
 
 /**
  * What {@link openPusharyAgentReview} needs: the exact suspended call, the
@@ -174,7 +174,8 @@ export async function openPusharyAgentReview(
   const mastra = durableMastraOf(target.agent, target.mastra, operation)
   const client = resolvePusharyClient(config, operation)
 
-  const listed = await findSuspendedRun(target.agent, runId)
+  const runCreatedAt = (await agentRunCreatedAt(target.agent, runId)) ?? null
+  const listed = await findSuspendedRun(target.agent, runId, {}, runCreatedAt)
   const run = listed ? await withDurableApprovals(mastra, listed) : undefined
   const raw = run?.toolCalls.find((call) => call.toolCallId === toolCallId)
   if (!run || !raw) {
@@ -221,6 +222,7 @@ export async function openPusharyAgentReview(
     client,
     binding,
     ask: { subject: stepSubject, delivery: delivery.data },
+    ...(runCreatedAt ? { agentRunCreatedAt: runCreatedAt } : {}),
     ...(target.onFallback ? { onFallback: target.onFallback } : {}),
     operation,
   })

@@ -135,11 +135,13 @@ export function prepareAgentReview(input: {
   let question: PusharyQuestion
   let kind: 'approval' | 'question'
   let toolInput: unknown
+  // The args as a labelled list (read once: the question's wording and the card both use it).
+  const derived = call.kind === 'approval' ? deriveParameters(call.args) : undefined
   if (call.kind === 'approval') {
     kind = 'approval'
     toolInput = call.args ?? null
     // The args are shown as a labelled list when they go out as parameters.
-    const asParameters = input.subject?.parameters === undefined && deriveParameters(call.args) !== undefined
+    const asParameters = input.subject?.parameters === undefined && derived !== undefined
     question = parsePusharyQuestion(
       {
         type: 'confirm',
@@ -168,7 +170,7 @@ export function prepareAgentReview(input: {
     ...shown,
     ...input.card,
     toolName,
-    parameters: shown.parameters ?? (kind === 'approval' ? deriveParameters(call.args) : undefined),
+    parameters: shown.parameters ?? derived,
   })
   if (!parsedSubject.success) {
     throw PusharyValidationError.fromZod(parsedSubject.error, {

@@ -20,8 +20,17 @@ const AGENT_LOOP_WORKFLOWS = ['agentic-loop', 'durable-agentic-loop'] as const
 
 type RunScope = { threadId?: string; resourceId?: string }
 
-/** When the run's row was created, read from the agent's own storage; undefined when it cannot tell. */
-async function createdAtOf(agent: PusharyApprovableAgent, runId: string): Promise<Date | undefined> {
+/**
+ * When the run's row was created, read from the agent's own storage;
+ * undefined when it cannot tell.
+ *
+ * @example
+ * const createdAt = await agentRunCreatedAt(agent, runId)
+ */
+export async function agentRunCreatedAt(
+  agent: PusharyApprovableAgent,
+  runId: string,
+): Promise<Date | undefined> {
   const mastra = (agent as { getMastraInstance?: () => Mastra | undefined }).getMastraInstance?.()
   const workflows = await mastra?.getStorage()?.getStore('workflows')
   if (!workflows) return undefined
@@ -37,7 +46,10 @@ async function createdAtOf(agent: PusharyApprovableAgent, runId: string): Promis
 
 /**
  * The suspended run `runId` as `agent.listSuspendedRuns(scope)` reports it,
- * or undefined when that listing does not hold it.
+ * or undefined when that listing does not hold it. `createdAt`, when the
+ * caller already knows it (the review run keeps the one the open read),
+ * saves the read of the run's row; `null` says it is not known either way.
+ * A wrong one only narrows the listing to nothing, and the full one decides.
  *
  * @example
  * const run = await findSuspendedRun(agent, review.runId, { resourceId: review.resourceId })
@@ -46,8 +58,9 @@ export async function findSuspendedRun(
   agent: PusharyApprovableAgent,
   runId: string,
   scope: RunScope = {},
+  known?: Date | null,
 ): Promise<PusharySuspendedAgentRun | undefined> {
-  const createdAt = await createdAtOf(agent, runId)
+  const createdAt = known === undefined ? await agentRunCreatedAt(agent, runId) : known
   if (createdAt) {
     const { runs } = await agent.listSuspendedRuns({ ...scope, fromDate: createdAt, toDate: createdAt })
     const found = runs.find((run) => run.runId === runId)

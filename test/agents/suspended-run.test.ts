@@ -7,10 +7,13 @@
 import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AGENT_REVIEW_WORKFLOW_ID, agentWorkflowBinding } from '../../src/agents/agent-binding.js'
+import { agentRunCreatedAtOf } from '../../src/agents/agent-review-workflow.js'
 import type { PusharyResumableAgent } from '../../src/agents/agent-shapes.js'
 import { openPusharyAgentReview } from '../../src/agents/open-review.js'
 import { resumePusharyAgentReview } from '../../src/agents/resume-review.js'
-import { findSuspendedRun } from '../../src/agents/suspended-run.js'
+import { agentRunCreatedAt, findSuspendedRun } from '../../src/agents/suspended-run.js'
+import { loadRunSnapshot } from '../../src/resume/run-position.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
 import { createTestEnv, type TestEnv } from '../helpers/mastra.js'
@@ -54,6 +57,19 @@ function replacing(agent: PusharyResumableAgent, methods: Partial<PusharyResumab
       return typeof value === 'function' ? value.bind(target) : value
     },
   })
+}
+
+/** The agent's methods alone: no `getMastraInstance`, so nothing can read the run's row. */
+function withoutMastra(): PusharyResumableAgent {
+  return {
+    listSuspendedRuns: (options) => built.refunder.listSuspendedRuns(options),
+    approveToolCallGenerate: (options) => built.refunder.approveToolCallGenerate(options),
+    declineToolCallGenerate: (options) => built.refunder.declineToolCallGenerate(options),
+    approveToolCall: (options) => built.refunder.approveToolCall(options),
+    declineToolCall: (options) => built.refunder.declineToolCall(options),
+    resumeGenerate: (data, options) => built.refunder.resumeGenerate(data, options),
+    resumeStream: (data, options) => built.refunder.resumeStream(data, options),
+  } as PusharyResumableAgent
 }
 
 beforeAll(async () => {
@@ -114,16 +130,7 @@ describe('one suspended agent run', () => {
 
   it('falls back to the full listing for an agent shape without a Mastra, and finds the same run', async () => {
     const runId = others[3] as string
-    const shape: PusharyResumableAgent = {
-      listSuspendedRuns: (options) => built.refunder.listSuspendedRuns(options),
-      approveToolCallGenerate: (options) => built.refunder.approveToolCallGenerate(options),
-      declineToolCallGenerate: (options) => built.refunder.declineToolCallGenerate(options),
-      approveToolCall: (options) => built.refunder.approveToolCall(options),
-      declineToolCall: (options) => built.refunder.declineToolCall(options),
-      resumeGenerate: (data, options) => built.refunder.resumeGenerate(data, options),
-      resumeStream: (data, options) => built.refunder.resumeStream(data, options),
-    } as PusharyResumableAgent
-    const { watched, listings } = observed(shape)
+    const { watched, listings } = observed(withoutMastra())
     const found = await findSuspendedRun(watched, runId)
     expect(found?.runId).toBe(runId)
     expect(listings).toEqual([{ narrowed: false, runs: WAITING }])
@@ -138,6 +145,41 @@ describe('one suspended agent run', () => {
     })
     const found = await findSuspendedRun(watched, runId, { resourceId: RESOURCE })
     expect(found?.runId).toBe(runId)
+  })
+
+  it("keeps the run's creation time in the review run, so the resume narrows without reading the row", async () => {
+    const runId = await suspend()
+    const review = await openPusharyAgentReview(
+      { client: env.client },
+      {
+        agent: built.refunder,
+        agentId: 'refunder',
+        externalId: RESOURCE,
+        store,
+        runId,
+        toolCallId: 'refund-call',
+        actionVersion: 'v1',
+      },
+    )
+    const reviewRunId = agentWorkflowBinding(review, 'test').runId
+    const snapshot = await loadRunSnapshot(built.mastra, AGENT_REVIEW_WORKFLOW_ID, reviewRunId)
+    const kept = agentRunCreatedAtOf(snapshot?.context)
+    expect(kept?.toISOString()).toBe((await agentRunCreatedAt(built.refunder, runId))?.toISOString())
+    // An agent shape with no Mastra cannot read the row: the kept time alone narrows the listing.
+    const { watched, listings } = observed(withoutMastra())
+    expect((await findSuspendedRun(watched, runId, { resourceId: RESOURCE }, kept))?.runId).toBe(runId)
+    expect(listings).toEqual([{ narrowed: true, runs: 1 }])
+  })
+
+  it('lists the full set when the kept creation time is wrong, and finds the same run', async () => {
+    const runId = others[2] as string
+    const { watched, listings } = observed(withoutMastra())
+    const found = await findSuspendedRun(watched, runId, { resourceId: RESOURCE }, new Date(0))
+    expect(found?.runId).toBe(runId)
+    expect(listings).toEqual([
+      { narrowed: true, runs: 0 },
+      { narrowed: false, runs: expect.any(Number) },
+    ])
   })
 
   it('is not found once the run is no longer suspended', async () => {
