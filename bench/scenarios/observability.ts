@@ -20,8 +20,11 @@
  * Beside them, on the same two instances and in the same turning order, bare
  * Mastra's resume of the same shape (a step that suspends under a label, the
  * gate, the protected step) with observability on and off: what Mastra's own
- * tracing of a resumed run costs, so the rows show how much of the
- * difference is the approval spans and how much the run's own spans.
+ * tracing of a resumed run costs. And our resume with Mastra's spans only:
+ * the run asked by an untraced Mastra (no asking trace, so the resume records
+ * no approval spans) and resumed by a traced one on the same storage, which
+ * splits the difference into Mastra's spans of the resumed run and the
+ * approval spans' own cost.
  */
 import { join } from 'node:path'
 import { Mastra } from '@mastra/core/mastra'
@@ -54,8 +57,11 @@ interface WorkflowLike {
   createRun(options?: { runId?: string }): Promise<RunLike>
 }
 
-/** One side: its own Mastra (observability on or off), dispatcher and effect counts. */
-export function observabilitySide(env: BenchEnv, name: 'on' | 'off') {
+/**
+ * One side: its own Mastra (observability on or off), dispatcher and effect
+ * counts; on its own LibSQL file unless `file` names one another side shares.
+ */
+export function observabilitySide(env: BenchEnv, name: 'on' | 'off', file = `mastra-${name}.db`) {
   const effects = { protected: 0, bare: 0 }
   const config = { client: env.client, store: env.store }
   const protectedStep = (count: () => void) =>
@@ -108,8 +114,8 @@ export function observabilitySide(env: BenchEnv, name: 'on' | 'off') {
     .then(protectedStep(() => effects.bare++))
     .commit()
   const storage = new LibSQLStore({
-    id: `observability-${name}`,
-    url: `file:${join(env.dir, `mastra-${name}.db`)}`,
+    id: `observability-${name}-${file}`,
+    url: `file:${join(env.dir, file)}`,
   })
   const mastra = new Mastra({
     storage,
@@ -159,15 +165,17 @@ export async function askAndResume(
   of: ObservabilitySide,
   operationId: string,
   around = plain,
+  /** Another side on the same storage that asks instead (untraced: no approval spans on the resume). */
+  asker: ObservabilitySide = of,
 ): Promise<ObservedSample> {
-  const workflow = of.mastra.getWorkflow(WORKFLOW_ID) as unknown as WorkflowLike
+  const workflow = asker.mastra.getWorkflow(WORKFLOW_ID) as unknown as WorkflowLike
   const asked = await timed(async () => {
     const run = await workflow.createRun()
     return run.start({ inputData: input(operationId) })
   })
   const decisionId = asked.value.steps?.['pushary-approval']?.suspendPayload?.decisionId
   if (asked.value.status !== 'suspended' || !decisionId) throw new Error(`start ended ${asked.value.status}`)
-  const askFlushMs = await flushed(of)
+  const askFlushMs = await flushed(asker)
   await env.client.decisions.answer(decisionId, 'yes')
   const before = of.effects.protected
   const resumed = await around(() => timed(() => of.dispatcher.resumeDecision(decisionId)))
@@ -204,8 +212,8 @@ async function bareStartAndResume(of: ObservabilitySide, operationId: string): P
   return { askMs: asked.ms, resumeMs: resumed.ms, askFlushMs, resumeFlushMs }
 }
 
-/** The stored spans named `name`, across every trace of this storage (read back page by page). */
-async function storedSpans(storage: LibSQLStore, name: string): Promise<number> {
+/** The stored spans named `name` (any name: `undefined`), across every trace of this storage (read back page by page). */
+async function storedSpans(storage: LibSQLStore, name: string | undefined): Promise<number> {
   const observability = await storage.getStore('observability')
   if (!observability) return 0
   let count = 0
@@ -213,7 +221,7 @@ async function storedSpans(storage: LibSQLStore, name: string): Promise<number> 
     const listed = await observability.listTraces({ pagination: { page, perPage: 100 } })
     for (const root of listed.spans) {
       const trace = await observability.getTrace({ traceId: root.traceId })
-      count += (trace?.spans ?? []).filter((span) => span.name === name).length
+      count += (trace?.spans ?? []).filter((span) => name === undefined || span.name === name).length
     }
     if (!listed.pagination?.hasMore) return count
   }
@@ -225,19 +233,26 @@ export async function benchObservability(
 ): Promise<Row[]> {
   const on = observabilitySide(env, 'on')
   const off = observabilitySide(env, 'off')
+  // Mastra's spans alone: a run asked by an untraced Mastra (so no asking
+  // trace, hence no approval spans) and resumed by a traced one, one storage.
+  const untracedAsker = observabilitySide(env, 'off', 'mastra-mixed.db')
+  const mastraOnly = observabilitySide(env, 'on', 'mastra-mixed.db')
   try {
     const taken = await inTurningOrder(options, {
       on: (round) => askAndResume(env, on, `observed-on-${round}`),
       off: (round) => askAndResume(env, off, `observed-off-${round}`),
+      mastraOnly: (round) => askAndResume(env, mastraOnly, `observed-mixed-${round}`, plain, untracedAsker),
       bareOn: (round) => bareStartAndResume(on, `bare-on-${round}`),
       bareOff: (round) => bareStartAndResume(off, `bare-off-${round}`),
     })
     const rounds = options.warmups + options.samples
     const storedOn = await storedSpans(on.storage, 'pushary.resume')
     const storedOff = await storedSpans(off.storage, 'pushary.resume')
-    if (storedOn !== rounds || storedOff !== 0) {
+    const storedMixed = await storedSpans(mastraOnly.storage, 'pushary.resume')
+    const mastraSpans = await storedSpans(mastraOnly.storage, undefined)
+    if (storedOn !== rounds || storedOff !== 0 || storedMixed !== 0 || mastraSpans < rounds) {
       throw new Error(
-        `expected ${rounds} stored pushary.resume spans on and 0 off, found ${storedOn} and ${storedOff}`,
+        `expected ${rounds} stored pushary.resume spans on, 0 off and 0 with only Mastra's spans (of which at least ${rounds}), found ${storedOn}, ${storedOff}, ${storedMixed} (${mastraSpans})`,
       )
     }
     const params = `${options.samples} runs a side after ${options.warmups} warm-ups, on/off in turning order, one process, loopback`
@@ -245,7 +260,7 @@ export async function benchObservability(
       scenario: string,
       samples: { on: ObservedSample[]; off: ObservedSample[] },
       pick: 'askMs' | 'resumeMs',
-      options: { note: string; target?: boolean },
+      options: { note: string; target?: boolean; baseline?: string },
     ): Row => {
       const summary = summarize(samples.on.map((sample) => sample[pick]))
       const offMedian = median(samples.off.map((sample) => sample[pick]))
@@ -260,7 +275,7 @@ export async function benchObservability(
         median: summary.median,
         p95: summary.p95,
         p99: summary.p99,
-        baseline: { label: 'observability off', value: offMedian },
+        baseline: { label: options.baseline ?? 'observability off', value: offMedian },
         note: `${options.note}; its spans' flush to LibSQL, outside the timed part: ${flush.toFixed(2)} ms median`,
         ...(options.target ? { target: '≤ 1.05× off', met: summary.median <= 1.05 * offMedian } : {}),
       }
@@ -273,6 +288,21 @@ export async function benchObservability(
         ours,
         'resumeMs',
         { note: `${storedOn} \`pushary.resume\` spans stored on, 0 off: checked`, target: true },
+      ),
+      row(
+        "resume with Mastra's spans only vs off: the same resume, the run asked by an untraced Mastra on the same storage (no asking trace, so no approval spans), resumed by the traced one",
+        { on: taken.mastraOnly, off: taken.off },
+        'resumeMs',
+        { note: `${mastraSpans} of Mastra's spans stored, 0 \`pushary.resume\`: checked` },
+      ),
+      row(
+        "the approval spans' own cost: resume with Mastra's spans and the approval spans vs Mastra's spans only",
+        { on: taken.on, off: taken.mastraOnly },
+        'resumeMs',
+        {
+          note: 'the resume records waiting, answer, claim, resume and end',
+          baseline: "Mastra's spans only",
+        },
       ),
       row(
         'first pass with observability on vs off: `createRun` + `start` until the approval step asked',
@@ -292,5 +322,7 @@ export async function benchObservability(
   } finally {
     await on.mastra.shutdown()
     await off.mastra.shutdown()
+    await mastraOnly.mastra.shutdown()
+    await untracedAsker.mastra.shutdown()
   }
 }
