@@ -137,8 +137,7 @@ export async function benchClaims(options: {
         // count, each on its own file or schema; each side reports its mean.
         // (With A B only, the store always ran first: 0.61–0.84× at one
         // worker across runs, 0.99× in A B B A on the same machine.)
-        const order: boolean[] =
-          kind === 'sqlite' ? [false] : [false, true, true, false]
+        const order: boolean[] = kind === 'sqlite' ? [false] : [false, true, true, false]
         const results = { ours: [] as number[], bare: [] as number[], attempts: 0 }
         for (const [round, bare] of order.entries()) {
           const tag = `${kind}-${workers}-${round}-${process.pid}`
