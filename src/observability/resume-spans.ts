@@ -117,6 +117,7 @@ export function startResumeSpans(
   const inAskingTrace = { traceId: ref.traceId, parentSpanId: ref.spanId }
   let resume: AnySpan | undefined
   let reading: VerifiedReading | undefined
+  let claim: string | undefined
   return {
     answered(verified) {
       reading = verified
@@ -140,11 +141,8 @@ export function startResumeSpans(
     },
     claimed(result) {
       if (!resume) return
-      resume.createEventSpan({
-        type: GENERIC_SPAN,
-        name: 'pushary.claim',
-        metadata: { 'pushary.claim': result },
-      })
+      // Carried by the resume span when it ends: one span fewer than an event of its own.
+      claim = result
       if (result !== 'claimed') return
       // Only the claim winner records the wait: one waiting span per approval.
       const answeredAt = reading?.answeredAt ? Date.parse(reading.answeredAt) : Number.NaN
@@ -176,7 +174,7 @@ export function startResumeSpans(
         ...(result.actionOutcome === undefined ? {} : { 'pushary.actionOutcome': result.actionOutcome }),
       }
       resume.createEventSpan({ type: GENERIC_SPAN, name: 'pushary.end', metadata: outcome })
-      resume.end({ metadata: outcome })
+      resume.end({ metadata: { ...outcome, ...(claim === undefined ? {} : { 'pushary.claim': claim }) } })
       resume = undefined
       return result
     },
