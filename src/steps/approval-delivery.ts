@@ -9,7 +9,7 @@
 import type { Mastra } from '@mastra/core/mastra'
 import type { PusharyClient } from '../pushary/client.js'
 import { PusharyValidationError } from '../pushary/errors.js'
-import { logAsked } from './approval-log.js'
+import { type AskedLogFields, logAsked } from './approval-log.js'
 import { PUSHARY_APPROVED_CONTEXT_KEY } from './permit-step.js'
 
 /**
@@ -101,8 +101,20 @@ export async function deliverFallback(
   path: 'push' | 'fallback',
   onFallback: OnFallback | undefined,
   created: { approvalUrl?: string | undefined },
-  link: Omit<PusharyFallbackLink, 'approvalUrl'>,
+  /** The review just saved (or its fields): the link names its decision, customer, expiry and step. */
+  asked: Omit<PusharyFallbackLink, 'approvalUrl'>,
+  /** What the `asked` line names beside the run: the card's tool, the agent call an agent review asks about. */
+  about: Pick<AskedLogFields, 'toolName' | 'agent'> = {},
 ): Promise<void> {
+  const { decisionId, externalId, workflowId, runId, stepId, expiresAt } = asked
+  const link = {
+    decisionId,
+    externalId,
+    workflowId,
+    runId,
+    stepId,
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+  }
   if (path === 'fallback' && onFallback) {
     if (!created.approvalUrl) {
       throw new PusharyValidationError({
@@ -120,6 +132,7 @@ export async function deliverFallback(
     runId: link.runId,
     stepId: link.stepId,
     delivery: path,
+    ...about,
   })
 }
 

@@ -15,8 +15,38 @@ export interface AskedLogFields {
   runId: string
   stepId: string
   delivery: 'push' | 'fallback'
-  /** The agent tool the question is about, when an agent asked. */
+  /** The tool or action the card names (`subject.toolName`), when it names one. */
   toolName?: string | undefined
+  /**
+   * The suspended agent call the question is about, when an agent review's
+   * run asked: the `answered` and `resumed` lines name that agent run, so the
+   * `asked` line names it too, beside the review run that asked.
+   */
+  agent?: AskingAgent | undefined
+}
+
+/** The agent call an agent review's run asks about. */
+export interface AskingAgent {
+  agentId: string
+  runId: string
+  toolCallId: string
+}
+
+/**
+ * The agent call named in a run's input (`agent`, as the agent review
+ * workflow starts its run), or undefined for any other run. Read leniently:
+ * it only labels a log line.
+ *
+ * @example
+ * askingAgentOf(getInitData()) // { agentId: 'refunder', runId: '…', toolCallId: 'call_1' }
+ */
+export function askingAgentOf(inputData: unknown): AskingAgent | undefined {
+  const agent = (inputData as { agent?: Record<string, unknown> } | null)?.agent
+  if (typeof agent !== 'object' || agent === null) return undefined
+  const { agentId, runId, toolCallId } = agent
+  if (typeof agentId !== 'string' || typeof runId !== 'string' || typeof toolCallId !== 'string')
+    return undefined
+  return { agentId, runId, toolCallId }
 }
 
 /** The structured fields of the `answered` line: the verified reading, never the answer's text. */
@@ -58,11 +88,14 @@ function info(mastra: Mastra | undefined, message: string, fields: Record<string
 export function logAsked(mastra: Mastra | undefined, fields: AskedLogFields): void {
   const by = fields.delivery === 'fallback' ? 'approval link (fallback)' : 'push'
   const tool = fields.toolName === undefined ? '' : ` tool ${fields.toolName}`
-  info(
-    mastra,
-    `asked: decision ${fields.decisionId} by ${by} (workflow ${fields.workflowId} run ${fields.runId} step ${fields.stepId}${tool})`,
-    { event: 'pushary.asked', ...withoutUndefined(fields) },
-  )
+  const where = `workflow ${fields.workflowId} run ${fields.runId} step ${fields.stepId}`
+  const about = fields.agent
+    ? `agent ${fields.agent.agentId} run ${fields.agent.runId} call ${fields.agent.toolCallId}${tool}; review ${where}`
+    : `${where}${tool}`
+  info(mastra, `asked: decision ${fields.decisionId} by ${by} (${about})`, {
+    event: 'pushary.asked',
+    ...withoutUndefined(fields),
+  })
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   noteApprovedDecision,
   type PusharyFallbackLink,
 } from './approval-delivery.js'
+import { askingAgentOf } from './approval-log.js'
 import {
   parsePusharyApprovalStepInput,
   pusharyApprovalResumeSchema,
@@ -186,6 +187,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       requestContext,
       mastra,
       tracingContext,
+      getInitData,
     }) => {
       const input = parsePusharyApprovalStepInput(inputData)
       const question = parsePusharyQuestion(
@@ -201,6 +203,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
           ...{ rule: set, workflowId, runId, stepId, externalId: options.externalId ?? input.externalId },
           delivery: { ...options, ...input.delivery },
           agentName: options.agentName,
+          asking: askingAgentOf(getInitData?.()),
           warnIfUngated,
         })
       }
@@ -349,14 +352,8 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       }
       try {
         if (store) await store.save(review)
-        await deliverFallback(mastra, path, fallback, created, {
-          decisionId,
-          externalId,
-          workflowId,
-          runId,
-          stepId,
-          ...(expiresAt === undefined ? {} : { expiresAt }),
-        })
+        const about = { toolName: input.subject?.toolName, agent: askingAgentOf(getInitData?.()) }
+        await deliverFallback(mastra, path, fallback, created, review, about)
       } catch (error) {
         // The run fails here without waiting on its question: withdraw it
         // (and so its link), so nobody approves something that will never run.

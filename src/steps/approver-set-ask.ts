@@ -7,6 +7,7 @@
  */
 import { fingerprintPusharyAction } from '../pushary/identity.js'
 import type { PusharyWorkflowReview } from '../store/review-schema.js'
+import { logAsked } from './approval-log.js'
 import type { ApproverEscalationState } from './approver-escalation.js'
 import { approverCardParameters } from './approver-set.js'
 import { type ApproverSetRun, memberBinding } from './approver-set-run.js'
@@ -108,7 +109,6 @@ export async function saveMemberReviews<S>(
   members: readonly AskedMember[],
   decisionIds: readonly string[],
 ): Promise<void> {
-  if (!run.store) return
   const { rule, question } = run
   const approverSet = {
     decisionIds: [...decisionIds],
@@ -137,7 +137,16 @@ export async function saveMemberReviews<S>(
       ...(member.expiresAt === undefined ? {} : { expiresAt: member.expiresAt }),
       state: 'pending',
     }
-    await run.store.save(review)
+    if (run.store) await run.store.save(review)
+    logAsked(run.mastra, {
+      decisionId: member.decisionId,
+      workflowId: member.binding.workflowId,
+      runId: member.binding.runId,
+      stepId: member.binding.stepId,
+      delivery: 'push',
+      toolName: run.input.subject?.toolName,
+      agent: run.asking,
+    })
   }
 }
 

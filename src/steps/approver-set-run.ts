@@ -7,6 +7,7 @@ import type { Mastra } from '@mastra/core/mastra'
 import type { PusharyClient } from '../pushary/client.js'
 import type { PusharyQuestion } from '../pushary/question.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
+import type { AskingAgent } from './approval-log.js'
 import type { PusharyApprovalStepInput, PusharyApprovalSuspend } from './approval-schemas.js'
 import type { ApproverSetRule } from './approver-set.js'
 import type { PusharyWorkflowBinding } from './workflow-binding.js'
@@ -34,6 +35,8 @@ export interface ApproverSetRun<S = unknown> {
     sandboxOutcome?: 'approve' | 'deny' | 'no_answer' | undefined
   }
   agentName: string | undefined
+  /** The agent call an agent review's run asks about (its `asked` lines name it). */
+  asking: AskingAgent | undefined
   /** Set only inside `dispatcher.recover`'s restart of this run. */
   recovering: boolean
 }

@@ -13,6 +13,7 @@ import { PusharyValidationError } from '../pushary/errors.js'
 import type { PusharyQuestion } from '../pushary/question.js'
 import { pusharyReviewParentSchema } from '../store/review-schema.js'
 import type { PusharyReviewStore } from '../store/review-store.js'
+import type { AskingAgent } from './approval-log.js'
 import type {
   PusharyApprovalResume,
   PusharyApprovalStepInput,
@@ -66,6 +67,8 @@ export interface ApproverSetStepCall<S> {
   externalId: string | undefined
   delivery: ApproverSetRun['delivery']
   agentName: string | undefined
+  /** The agent call an agent review's run asks about (its `asked` lines name it). */
+  asking: AskingAgent | undefined
   warnIfUngated: (mastra: Mastra | undefined, workflowId: string) => void
 }
 
@@ -119,6 +122,7 @@ export async function runApproverSetStep<S>(
     input: call.input,
     delivery: call.delivery,
     agentName: call.agentName,
+    asking: call.asking,
     recovering: call.requestContext?.get(RECOVERY_KEY as never) === call.runId,
   }
   if (call.resumeData) {

@@ -25,6 +25,7 @@ import { resumePusharyAgentReview } from '../../src/agents/resume-review.js'
 import { pusharyAnswerSchema } from '../../src/pushary/question.js'
 import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
 import { PACKAGE_WORKFLOW_OPTIONS, pusharyApprovalStep } from '../../src/steps/approval-step.js'
+import type { PusharyApprovers } from '../../src/steps/approver-set.js'
 import { pusharyGate } from '../../src/steps/gate-step.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
@@ -107,7 +108,9 @@ function expectNoneCarry(logger: CapturingLogger, ...secrets: string[]): void {
 }
 
 describe('approval info lines through the Mastra logger', () => {
-  function workflowApp() {
+  function workflowApp(
+    recipients: { externalId: string } | { approvers: PusharyApprovers } = { externalId: CUSTOMER },
+  ) {
     const effects = { refunded: 0 }
     const refund = createWorkflow({
       id: 'refund',
@@ -115,7 +118,7 @@ describe('approval info lines through the Mastra logger', () => {
       outputSchema: z.unknown(),
       options: PACKAGE_WORKFLOW_OPTIONS,
     })
-      .then(pusharyApprovalStep({ client: env.client, store }, { id: 'approve', externalId: CUSTOMER }))
+      .then(pusharyApprovalStep({ client: env.client, store }, { id: 'approve', ...recipients }))
       .then(pusharyGate())
       .then(
         createStep({
@@ -193,6 +196,40 @@ describe('approval info lines through the Mastra logger', () => {
     expectNoneCarry(app.logger, CUSTOMER)
   })
 
+  it("logs one asked line per approver of a set, each naming its own decision, the run and the card's tool", async () => {
+    const app = workflowApp({ approvers: { externalIds: ['alice', 'bob', 'carol'], required: 2 } })
+    const run = await app.mastra.getWorkflow('refund').createRun()
+    const result = await run.start({
+      inputData: {
+        operationId: `refund:${++n}`,
+        question: 'Refund EUR 20 for order o_1?',
+        type: 'confirm',
+        subject: { toolName: 'refund.create' },
+      } as never,
+    })
+    expect(result.status).toBe('suspended')
+    const lines = events(app.logger, 'pushary.asked')
+    expect(lines).toHaveLength(3)
+    for (const line of lines) {
+      expect(line.level).toBe('info')
+      expect(line.fields).toMatchObject({
+        workflowId: 'refund',
+        runId: run.runId,
+        stepId: 'approve',
+        delivery: 'push',
+        toolName: 'refund.create',
+      })
+      expect(line.message).toContain(`run ${run.runId} step approve tool refund.create`)
+    }
+    const decisionIds = lines.map((line) => line.fields.decisionId as string)
+    const asked = await Promise.all(decisionIds.map((decisionId) => store.get(decisionId)))
+    expect(asked.map((review) => (review as { externalId?: string } | null)?.externalId).sort()).toEqual([
+      'alice',
+      'bob',
+      'carol',
+    ])
+  })
+
   it("never logs a typed answer's text: an input question resumed by the dispatcher logs its reading only", async () => {
     const app = workflowApp()
     const { runId, decisionId } = await asked(app, {
@@ -260,14 +297,20 @@ describe('approval info lines through the Mastra logger', () => {
       },
     )
     const askedLine = oneLine(app.logger, 'pushary.asked', review.decisionId)
-    // Asked by the review's own workflow run (the answered line names the agent run).
+    // Asked by the review's own workflow run, about the agent run the answered and resumed lines name.
     expect(askedLine.fields).toMatchObject({
       decisionId: review.decisionId,
       workflowId: 'pushary-agent-review',
       stepId: 'ask',
       delivery: 'push',
+      toolName: calls[0]!.toolName,
+      agent: { agentId: 'refunder', runId: review.runId, toolCallId: calls[0]!.toolCallId },
     })
     expect(askedLine.fields.runId).toEqual(expect.any(String))
+    expect(askedLine.fields.runId).not.toBe(review.runId)
+    expect(askedLine.message).toContain(
+      `agent refunder run ${review.runId} call ${calls[0]!.toolCallId} tool ${calls[0]!.toolName}; review workflow pushary-agent-review`,
+    )
     await env.client.decisions.answer(review.decisionId, answer)
     const result = await resumePusharyAgentReview(
       { client: env.client },
