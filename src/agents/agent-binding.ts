@@ -106,7 +106,9 @@ export function agentWorkflowBinding(
     externalId: binding.externalId,
     question: binding.question,
     // A member of several approvers: its decision's context carries the set (steps/approver-set-step.ts).
-    ...(binding.approverSet === undefined ? {} : { approverSet: { required: binding.approverSet.required } }),
+    ...(binding.approverSet === undefined
+      ? {}
+      : { approverSet: { required: binding.approverSet.required, veto: binding.approverSet.veto } }),
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * Several approvers, as the local service sees them: the package asks each
  * member of a set on their own decision and writes the set's group key
- * (`approverSet`, `a_` and 40 hex) and its required count
- * (`approversRequired`) into every member's binding context. The service
+ * (`approverSet`, `a_` and 40 hex), its required count
+ * (`approversRequired`) and whether a denial declines it (`approversVeto`)
+ * into every member's binding context. The service
  * reads them leniently (a context that is not this shape is simply not in a
  * set) and finds a set's members through a partial expression index, so the
  * reviewer page can count the set's answers on each member's card.
@@ -17,6 +18,8 @@ export interface ApproverSetRef {
   readonly key: string
   /** How many approvals the set needs. */
   readonly required: number
+  /** Whether one denial declines the set; undefined when the context does not say. */
+  readonly veto?: boolean | undefined
 }
 
 const SET_KEY = /^a_[0-9a-f]{40}$/
@@ -49,12 +52,16 @@ export function approverSetOf(context: string | null): ApproverSetRef | null {
     return null
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null
-  const { pushary, approverSet, approversRequired } = parsed as Record<string, unknown>
+  const { pushary, approverSet, approversRequired, approversVeto } = parsed as Record<string, unknown>
   if (pushary !== 'workflow-step' || typeof approverSet !== 'string' || !SET_KEY.test(approverSet))
     return null
   if (typeof approversRequired !== 'number' || !Number.isSafeInteger(approversRequired)) return null
   if (approversRequired < 1) return null
-  return { key: approverSet, required: approversRequired }
+  return {
+    key: approverSet,
+    required: approversRequired,
+    ...(typeof approversVeto === 'boolean' ? { veto: approversVeto } : {}),
+  }
 }
 
 function toMember(row: Row): ApproverSetMember {

@@ -116,7 +116,7 @@ export async function runApproverSetStep<S>(
       operationId: call.input.operationId,
       question: call.question,
       parent,
-      approverSet: { required: call.rule.required },
+      approverSet: { required: call.rule.required, veto: call.rule.veto },
     },
     question: call.question,
     input: call.input,

@@ -21,7 +21,7 @@ export interface PusharyWorkflowBinding {
   /** Set on the child run of a multi-item approval: the batch step that fanned it out. */
   parent?: PusharyReviewParent | undefined
   /** Set on each member of several approvers: how many approvals the set needs. */
-  approverSet?: { required: number } | undefined
+  approverSet?: { required: number; veto?: boolean | undefined } | undefined
 }
 
 /**
@@ -97,6 +97,8 @@ export function workflowBindingContext(binding: PusharyWorkflowBinding): string 
     // Only members of several approvers carry these.
     approverSet: binding.approverSet === undefined ? undefined : approverSetGroupKey(binding),
     approversRequired: binding.approverSet?.required,
+    // Whether one denial declines the set: the reviewer page says why a question was withdrawn.
+    approversVeto: binding.approverSet?.veto,
   })
   if (context.length > PUSHARY_LIMITS.contextMax) {
     throw new PusharyValidationError({

@@ -18,11 +18,12 @@ import { enrollDevice, reviewGet } from './support/devices.js'
 const service = serviceFixture('approver-set-card')
 
 /** A member's context as the package writes it (canonical JSON, set key and required count). */
-function memberContext(runId: string, externalId: string, required: number): string {
+function memberContext(runId: string, externalId: string, required: number, veto?: boolean): string {
   const key = approverSetGroupKey({ workflowId: 'payment', runId, stepId: 'approve' })
   return JSON.stringify({
     approverSet: key,
     approversRequired: required,
+    ...(veto === undefined ? {} : { approversVeto: veto }),
     externalId,
     operationId: 'pay:1',
     pushary: 'workflow-step',
@@ -35,13 +36,13 @@ function memberContext(runId: string, externalId: string, required: number): str
 }
 
 /** Asks `names` one decision each in one set; returns their IDs by name. */
-async function askSet(h: Harness, runId: string, names: readonly string[], required: number) {
+async function askSet(h: Harness, runId: string, names: readonly string[], required: number, veto?: boolean) {
   const ids = new Map<string, string>()
   for (const name of names) {
     const made = await h.client.decisions.create({
       question: 'Pay EUR 12,000 to ACME?',
       externalId: name,
-      context: memberContext(runId, name, required),
+      context: memberContext(runId, name, required, veto),
       // The card parameters the package adds to each member.
       parameters: {
         invoice: 'INV-2041',
@@ -134,6 +135,29 @@ describe("an approvers' set on the reviewer page", () => {
     await h.client.decisions.answer(vetoed('bob_w'), 'no')
     await h.client.decisions.cancel(vetoed('carol_w'))
     expect(await carolPage(carol.cookie, vetoed('carol_w'))).toBe(
+      "Withdrawn: the approvers' set was settled (declined by a denial).",
+    )
+
+    // Without veto a denial declines only once approval cannot be reached.
+    const noVeto = await askSet(h, 'run-no-veto', ['alice_w', 'bob_w', 'carol_w'], 2, false)
+    await h.client.decisions.answer(noVeto('alice_w'), 'no')
+    await h.client.decisions.answer(noVeto('bob_w'), 'no')
+    await h.client.decisions.cancel(noVeto('carol_w'))
+    expect(await carolPage(carol.cookie, noVeto('carol_w'))).toBe(
+      "Withdrawn: the approvers' set was settled (declined: too few approvals possible, 2 denied).",
+    )
+    // One approval and one denial without veto: carol could still have made two, so the set did not withdraw her.
+    const stillOpen = await askSet(h, 'run-still-open', ['alice_w', 'bob_w', 'carol_w'], 2, false)
+    await h.client.decisions.answer(stillOpen('alice_w'), 'yes')
+    await h.client.decisions.answer(stillOpen('bob_w'), 'no')
+    await h.client.decisions.cancel(stillOpen('carol_w'))
+    expect(await carolPage(carol.cookie, stillOpen('carol_w'))).toBe('Cancelled by the application.')
+    // The same answers with veto (as the package writes it for a veto set): the denial settled it.
+    const withVeto = await askSet(h, 'run-with-veto', ['alice_w', 'bob_w', 'carol_w'], 2, true)
+    await h.client.decisions.answer(withVeto('alice_w'), 'yes')
+    await h.client.decisions.answer(withVeto('bob_w'), 'no')
+    await h.client.decisions.cancel(withVeto('carol_w'))
+    expect(await carolPage(carol.cookie, withVeto('carol_w'))).toBe(
       "Withdrawn: the approvers' set was settled (declined by a denial).",
     )
 

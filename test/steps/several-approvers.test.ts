@@ -75,6 +75,8 @@ describe('several approvers on the workflow step', () => {
     // The card says how many are needed and who else is asked.
     const card = await env.client.decisions.get(id('alice_a'))
     expect(card.question).toBe('Refund refund:2of3?')
+    // Its context tells the service the set's rule: the reviewer page says why a question is withdrawn.
+    expect(JSON.parse(card.context ?? '{}')).toMatchObject({ approversRequired: 2, approversVeto: true })
     const dispatcher = createPusharyDispatcher({ mastra, client: env.client, store })
 
     await env.client.decisions.answer(id('alice_a'), 'yes')

@@ -33,6 +33,8 @@ export interface ApproverSetProgress {
   readonly denied: number
   readonly pending: number
   readonly expired: number
+  /** Whether one denial declines the set; undefined when its members' contexts do not say. */
+  readonly veto?: boolean | undefined
 }
 
 /**
@@ -44,6 +46,7 @@ export interface ApproverSetProgress {
 export function approverSetProgress(
   required: number,
   members: readonly ApproverSetMember[],
+  veto?: boolean,
 ): ApproverSetProgress {
   const count = (status: ApproverSetMember['status']) =>
     members.filter((member) => member.status === status).length
@@ -57,6 +60,7 @@ export function approverSetProgress(
     denied: answered - approved,
     pending: count('pending'),
     expired: count('expired'),
+    ...(veto === undefined ? {} : { veto }),
   }
 }
 
@@ -79,7 +83,7 @@ export async function loadApproverSets(
       const members = await deps.listApproverSet(ref.key, decision.decisionId).catch(() => null)
       // Never a count that leaves out the member it is drawn on.
       if (members === null || !members.some((member) => member.decisionId === decision.decisionId)) return
-      sets.set(decision.decisionId, approverSetProgress(ref.required, members))
+      sets.set(decision.decisionId, approverSetProgress(ref.required, members, ref.veto))
     }),
   )
   return sets
@@ -131,8 +135,9 @@ export function renderApproverSection(decision: StoredDecision, progress: Approv
 
 /**
  * Why a member's question was withdrawn, when the set's answers settled it:
- * approved by enough approvals, declined by a denial, or declined because
- * too few members can still answer. Null when the answers settle nothing
+ * approved by enough approvals, declined by a denial (veto), declined
+ * because too few approvals were still possible (no veto), or because too
+ * few members can still answer. Null when the answers settle nothing
  * (the application withdrew the question for a reason of its own).
  *
  * @example
@@ -143,7 +148,15 @@ export function withdrawnBecause(progress: ApproverSetProgress): string | null {
   if (progress.approved >= progress.required) {
     return `${prefix} (${progress.approved} of ${progress.required} ${plural(progress.required, 'approval', 'approvals')})`
   }
-  if (progress.denied > 0) {
+  if (progress.denied > 0 && progress.veto === false) {
+    // Without veto a denial settles nothing by itself: the set declined only
+    // once the approvals so far and the questions still open then (withdrawn
+    // now) could not reach the count; else the withdrawal was not the set's.
+    const open = progress.asked - progress.answered - progress.expired
+    if (progress.approved + open < progress.required) {
+      return `${prefix} (declined: too few approvals possible, ${progress.denied} denied)`
+    }
+  } else if (progress.denied > 0) {
     return `${prefix} (declined by ${progress.denied === 1 ? 'a denial' : `${progress.denied} denials`})`
   }
   if (progress.expired > 0 && progress.asked - progress.expired < progress.required) {
