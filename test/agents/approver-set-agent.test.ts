@@ -13,6 +13,7 @@ import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { openPusharyAgentReview } from '../../src/agents/open-review.js'
 import { resolvePusharyApprovals } from '../../src/agents/resolve-approvals.js'
 import { resumePusharyAgentReview } from '../../src/agents/resume-review.js'
+import { createPostgresReviewStore } from '../../src/store/postgres-store.js'
 import type { PusharyAgentReview } from '../../src/store/review-schema.js'
 import type { PusharyReviewStore } from '../../src/store/review-store.js'
 import { createSqliteReviewStore } from '../../src/store/sqlite-store.js'
@@ -24,26 +25,37 @@ import {
   waitFor,
   writeEnvFile,
 } from '../helpers/mastra.js'
+import { dropSchema, ensurePostgres, type TestPostgres, uniqueSchema } from '../store/support/postgres.js'
 import { pendingDecisionOf } from './support/agent-env.js'
 import { buildAgents } from './support/agents.js'
 
 let env: TestEnv
+let postgres: TestPostgres
 let n = 0
 const stores: PusharyReviewStore[] = []
+const schemas: string[] = []
 
 beforeAll(async () => {
   env = await createTestEnv('agent-approvers')
+  postgres = await ensurePostgres()
 })
 afterAll(async () => {
   for (const store of stores) await store.close()
+  for (const schema of schemas) await dropSchema(postgres.connectionString, schema)
+  await postgres?.stop()
   await env?.close()
 })
 
-/** A fresh agent, Mastra file and review store; approvers are named per case. */
-function fresh() {
+/** A fresh agent, Mastra file and review store (SQLite, or a PostgreSQL schema of its own); approvers are named per case. */
+function fresh(kind: 'sqlite' | 'postgres' = 'sqlite') {
   const dir = mkdtempSync(join(env.dir, `case-${++n}-`))
   const requester = `requester_${n}`
-  const store = createSqliteReviewStore({ url: `file:${join(dir, 'reviews.db')}` })
+  const schema = uniqueSchema('agent_set')
+  if (kind === 'postgres') schemas.push(schema)
+  const store =
+    kind === 'postgres'
+      ? createPostgresReviewStore({ connectionString: postgres.connectionString, schema })
+      : createSqliteReviewStore({ url: `file:${join(dir, 'reviews.db')}` })
   stores.push(store)
   const built = buildAgents({
     dir,
@@ -156,6 +168,33 @@ describe('several approvers on a deferred agent review', () => {
     await expect(env.client.decisions.answer(id(carol!), 'yes')).rejects.toThrow()
     expect(await dispatcher.resumeDecision(id(bob!))).toMatchObject({ status: 'duplicate' })
     expect(await dispatcher.resumeDecision(id(alice!))).toMatchObject({ status: 'duplicate' })
+    await dispatcher.reconcile({ limit: 100 })
+    expect(c.executions).toHaveLength(1)
+  })
+
+  it('runs the refund once on the PostgreSQL review store when 2 of 3 approve, and withdraws the third', async () => {
+    const c = fresh('postgres')
+    const [alice, bob, carol] = c.names('alice', 'bob', 'carol')
+    const { id } = await openSet(c, { externalIds: [alice, bob, carol], required: 2 })
+    const dispatcher = createPusharyDispatcher({ mastra: c.mastra, client: env.client, store: c.store })
+    await env.client.decisions.answer(id(alice!), 'yes')
+    expect(await dispatcher.resumeDecision(id(alice!))).toMatchObject({
+      status: 'pending',
+      reasonCode: 'awaiting_approvers',
+    })
+    await env.client.decisions.answer(id(bob!), 'yes')
+    expect(await dispatcher.resumeDecision(id(bob!))).toMatchObject({
+      status: 'resumed',
+      actionOutcome: 'ran',
+    })
+    expect(c.executions).toHaveLength(1)
+    expect((await env.client.decisions.get(id(carol!))).status).toBe('cancelled')
+    expect((await c.store.get(id(carol!)))?.state).toBe('stale')
+    expect((await c.store.get(id(alice!)))?.state).toBe('completed')
+    expect((await c.store.get(id(bob!)))?.state).toBe('completed')
+    expect(await reviewRuns(c)).toEqual(['success'])
+    // Duplicates and reconcile change nothing.
+    expect(await dispatcher.resumeDecision(id(bob!))).toMatchObject({ status: 'duplicate' })
     await dispatcher.reconcile({ limit: 100 })
     expect(c.executions).toHaveLength(1)
   })
