@@ -46,9 +46,10 @@ export async function agentRunCreatedAt(
 
 /**
  * The suspended run `runId` as `agent.listSuspendedRuns(scope)` reports it,
- * or undefined when that listing does not hold it. `createdAt`, when the
- * caller already knows it (the review run keeps the one the open read),
- * saves the read of the run's row; `null` says it is not known either way.
+ * or undefined when that listing does not hold it. `known`, the run's
+ * creation time when the caller already has it (the review run keeps the
+ * one the open read), saves the read of the run's row; `null` says the
+ * caller read it and there is none.
  * A wrong one only narrows the listing to nothing, and the full one decides.
  *
  * @example

@@ -32,15 +32,19 @@ export interface AskingAgent {
   toolCallId: string
 }
 
+/** The agent review workflow's ID (`agents/agent-binding.ts`; this room sits below it, so it is named here too). */
+const AGENT_REVIEW_WORKFLOW = 'pushary-agent-review'
+
 /**
- * The agent call named in a run's input (`agent`, as the agent review
- * workflow starts its run), or undefined for any other run. Read leniently:
- * it only labels a log line.
+ * The agent call an agent review's run asks about, from its input (`agent`,
+ * as the agent review workflow starts its run); undefined for any other
+ * workflow, whatever its input holds. It only labels a log line.
  *
  * @example
- * askingAgentOf(getInitData()) // { agentId: 'refunder', runId: '…', toolCallId: 'call_1' }
+ * askingAgentOf(workflowId, getInitData()) // { agentId: 'refunder', runId: '…', toolCallId: 'call_1' }
  */
-export function askingAgentOf(inputData: unknown): AskingAgent | undefined {
+export function askingAgentOf(workflowId: string, inputData: unknown): AskingAgent | undefined {
+  if (workflowId !== AGENT_REVIEW_WORKFLOW) return undefined
   const agent = (inputData as { agent?: Record<string, unknown> } | null)?.agent
   if (typeof agent !== 'object' || agent === null) return undefined
   const { agentId, runId, toolCallId } = agent

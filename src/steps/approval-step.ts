@@ -203,7 +203,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
           ...{ rule: set, workflowId, runId, stepId, externalId: options.externalId ?? input.externalId },
           delivery: { ...options, ...input.delivery },
           agentName: options.agentName,
-          asking: askingAgentOf(getInitData?.()),
+          asking: askingAgentOf(workflowId, getInitData?.()),
           warnIfUngated,
         })
       }
@@ -352,7 +352,7 @@ export function pusharyApprovalStep(config: PusharyStepConfig, opts: PusharyAppr
       }
       try {
         if (store) await store.save(review)
-        const about = { toolName: input.subject?.toolName, agent: askingAgentOf(getInitData?.()) }
+        const about = { toolName: input.subject?.toolName, agent: askingAgentOf(workflowId, getInitData?.()) }
         await deliverFallback(mastra, path, fallback, created, review, about)
       } catch (error) {
         // The run fails here without waiting on its question: withdraw it

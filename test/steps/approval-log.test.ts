@@ -23,6 +23,7 @@ import { createPusharyDispatcher } from '../../src/agents/dispatcher.js'
 import { openPusharyAgentReview } from '../../src/agents/open-review.js'
 import { resumePusharyAgentReview } from '../../src/agents/resume-review.js'
 import { pusharyAnswerSchema } from '../../src/pushary/question.js'
+import { askingAgentOf } from '../../src/steps/approval-log.js'
 import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas.js'
 import { PACKAGE_WORKFLOW_OPTIONS, pusharyApprovalStep } from '../../src/steps/approval-step.js'
 import type { PusharyApprovers } from '../../src/steps/approver-set.js'
@@ -228,6 +229,13 @@ describe('approval info lines through the Mastra logger', () => {
       'bob',
       'carol',
     ])
+  })
+
+  it("names an agent call only for the agent review's own workflow, whatever another workflow's input holds", () => {
+    const input = { agent: { agentId: 'refunder', runId: 'run_1', toolCallId: 'call_1' } }
+    expect(askingAgentOf('pushary-agent-review', input)).toEqual(input.agent)
+    expect(askingAgentOf('refund', input)).toBeUndefined()
+    expect(askingAgentOf('pushary-agent-review', { agent: { agentId: 'refunder' } })).toBeUndefined()
   })
 
   it("never logs a typed answer's text: an input question resumed by the dispatcher logs its reading only", async () => {
