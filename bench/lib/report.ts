@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
+import { summarize } from './stats.js'
 
 export interface Row {
   /** Issue 12 target group, e.g. `1. Answer → resumed run`. */
@@ -25,6 +26,22 @@ export interface Row {
   met?: boolean | undefined
   /** One short remark (e.g. "zero double claims: checked"). */
   note?: string | undefined
+}
+
+/**
+ * A timed row: its median, p95 and p99 from `samples` (ms), under `head`'s
+ * group, scenario and parameters, with whatever else the row says.
+ *
+ * @example
+ * timedRow({ group: GROUP, scenario: 'resume', params }, samples, { baseline: { label: 'floor', value: 3.9 } })
+ */
+export function timedRow(
+  head: Pick<Row, 'group' | 'scenario' | 'params'>,
+  samples: readonly number[],
+  extra: Partial<Row> = {},
+): Row {
+  const summary = summarize(samples)
+  return { ...head, unit: 'ms', median: summary.median, p95: summary.p95, p99: summary.p99, ...extra }
 }
 
 export interface Section {

@@ -41,8 +41,8 @@ import {
   workflowBindingContext,
 } from '../../src/steps/workflow-binding.js'
 import { type BenchEnv, EXTERNAL_ID } from '../lib/env.js'
-import type { Row } from '../lib/report.js'
-import { inTurningOrder, median, summarize, timed } from '../lib/stats.js'
+import { type Row, timedRow } from '../lib/report.js'
+import { inTurningOrder, median, timed } from '../lib/stats.js'
 
 const GROUP = '10. Several approvers'
 const WORKFLOW_ID = 'approvers-bench'
@@ -336,19 +336,8 @@ export async function benchApprovers(
     )
     const bound = median(bounds)
     const params = `${options.samples} runs a path after ${options.warmups} warm-ups, in turning order, one process, loopback; answers not timed`
-    const row = (scenario: string, samples: number[], extra: Partial<Row> = {}): Row => {
-      const summary = summarize(samples)
-      return {
-        group: GROUP,
-        scenario,
-        params,
-        unit: 'ms',
-        median: summary.median,
-        p95: summary.p95,
-        p99: summary.p99,
-        ...extra,
-      }
-    }
+    const row = (scenario: string, samples: number[], extra: Partial<Row> = {}): Row =>
+      timedRow({ group: GROUP, scenario, params }, samples, extra)
     const b = taken.set.map((sample) => sample.totalMs)
     return [
       row(

@@ -38,8 +38,8 @@ import { pusharyApprovalStepInputSchema } from '../../src/steps/approval-schemas
 import { pusharyApprovalStep } from '../../src/steps/approval-step.js'
 import { pusharyGate } from '../../src/steps/gate-step.js'
 import { type BenchEnv, EXTERNAL_ID } from '../lib/env.js'
-import type { Row } from '../lib/report.js'
-import { inTurningOrder, median, summarize, timed } from '../lib/stats.js'
+import { type Row, timedRow } from '../lib/report.js'
+import { inTurningOrder, median, timed } from '../lib/stats.js'
 
 const GROUP = '9. Observability'
 const WORKFLOW_ID = 'observed'
@@ -262,23 +262,16 @@ export async function benchObservability(
       pick: 'askMs' | 'resumeMs',
       options: { note: string; target?: boolean; baseline?: string },
     ): Row => {
-      const summary = summarize(samples.on.map((sample) => sample[pick]))
+      const on = samples.on.map((sample) => sample[pick])
       const offMedian = median(samples.off.map((sample) => sample[pick]))
       const flush = median(
         samples.on.map((sample) => sample[pick === 'askMs' ? 'askFlushMs' : 'resumeFlushMs']),
       )
-      return {
-        group: GROUP,
-        scenario,
-        params,
-        unit: 'ms',
-        median: summary.median,
-        p95: summary.p95,
-        p99: summary.p99,
+      return timedRow({ group: GROUP, scenario, params }, on, {
         baseline: { label: options.baseline ?? 'observability off', value: offMedian },
         note: `${options.note}; its spans' flush to LibSQL, outside the timed part: ${flush.toFixed(2)} ms median`,
-        ...(options.target ? { target: '≤ 1.05× off', met: summary.median <= 1.05 * offMedian } : {}),
-      }
+        ...(options.target ? { target: '≤ 1.05× off', met: median(on) <= 1.05 * offMedian } : {}),
+      })
     }
     const ours = { on: taken.on, off: taken.off }
     const bare = { on: taken.bareOn, off: taken.bareOff }

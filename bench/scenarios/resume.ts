@@ -11,8 +11,8 @@
 import { join } from 'node:path'
 import { type Client, createClient } from '@libsql/client'
 import type { BenchEnv } from '../lib/env.js'
-import type { Row } from '../lib/report.js'
-import { inTurningOrder, summarize, timed } from '../lib/stats.js'
+import { type Row, timedRow } from '../lib/report.js'
+import { inTurningOrder, median, summarize, timed } from '../lib/stats.js'
 
 const GROUP = '1. Answer → resumed run'
 
@@ -194,19 +194,12 @@ export async function benchResume(
   const floorSummary = summarize(floor)
   const params = `${options.samples} resumes after ${options.warmups} warm-ups, one process, loopback`
   const row = (scenario: string, samples: number[], ratio: number): Row => {
-    const summary = summarize(samples)
-    return {
-      group: GROUP,
-      scenario,
-      params,
-      unit: 'ms',
-      median: summary.median,
-      p95: summary.p95,
-      p99: summary.p99,
+    const ours = median(samples)
+    return timedRow({ group: GROUP, scenario, params }, samples, {
       baseline: { label: 'floor: bare resume + one GET + two durable commits', value: floorSummary.median },
       target: `≤ ${ratio}× floor${ratio === 1.2 ? ', p50 < 5 ms' : ''}`,
-      met: summary.median <= ratio * floorSummary.median && (ratio !== 1.2 || summary.median < 5),
-    }
+      met: ours <= ratio * floorSummary.median && (ratio !== 1.2 || ours < 5),
+    })
   }
   return [
     row('answered decision → `dispatcher.resumeDecision` → protected step done', dispatcher, 1.2),

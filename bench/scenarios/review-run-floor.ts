@@ -19,8 +19,8 @@ import { openPersistence } from '../../src/agents/review-run-persistence.js'
 import { PACKAGE_WORKFLOW_OPTIONS } from '../../src/steps/approval-step.js'
 import { buildAgents } from '../../test/agents/support/agents.js'
 import type { BenchEnv } from '../lib/env.js'
-import type { Row } from '../lib/report.js'
-import { inTurningOrder, median, summarize, timed } from '../lib/stats.js'
+import { type Row, timedRow } from '../lib/report.js'
+import { inTurningOrder, median, timed } from '../lib/stats.js'
 import type { Side, SuspendedRefund } from '../peer/side.js'
 
 const GROUP = '8. Beside the peer'
@@ -35,12 +35,20 @@ interface BareWorkflow {
   createRun(o: { runId: string; shouldPersistSnapshot?: typeof openPersistence }): Promise<BareRun>
 }
 
-async function suspendedCall(env: BenchEnv): Promise<SuspendedRefund & { mastra: Mastra }> {
+/**
+ * A fresh agent (its own Mastra and LibSQL file) whose run suspended on its
+ * `requireApproval` refund call; building it is never timed. Shared by every
+ * side-by-side sample.
+ */
+export async function suspendedRefund(
+  env: BenchEnv,
+  tag: string,
+): Promise<SuspendedRefund & { mastra: Mastra }> {
   const n = ++sequence
-  const externalId = `floor_customer_${n}`
-  const toolCallId = `floor-${n}`
+  const externalId = `side_customer_${n}`
+  const toolCallId = `side-${tag}-${n}`
   const built = buildAgents({
-    dir: mkdtempSync(join(env.dir, `floor-${n}-`)),
+    dir: mkdtempSync(join(env.dir, `side-${n}-`)),
     client: env.client,
     externalId,
     calls: [{ toolCallId, toolName: 'issueRefund', input: { orderId: `o${n}`, amount: 20 } }],
@@ -106,7 +114,7 @@ interface AgentMeasure {
 async function sideSample(env: BenchEnv, side: Side): Promise<AgentMeasure> {
   const agent = side.agent
   if (!agent) throw new Error(`${side.label} has no agent reviews`)
-  const call = await suspendedCall(env)
+  const call = await suspendedRefund(env, 'floor')
   const opened = await timed(() => agent.open(call))
   await env.client.decisions.answer(opened.value, 'yes')
   const resumed = await timed(() => agent.resume(call, opened.value))
@@ -117,7 +125,7 @@ async function sideSample(env: BenchEnv, side: Side): Promise<AgentMeasure> {
 
 /** The bare run: start until suspended (open), resume until the native approval returned (resume). */
 async function bareSample(env: BenchEnv): Promise<AgentMeasure> {
-  const call = await suspendedCall(env)
+  const call = await suspendedRefund(env, 'floor')
   const workflow = bareReviewWorkflow(call)
   const runId = `bare-review-${call.toolCallId}`
   const opened = await timed(async () => {
@@ -135,7 +143,7 @@ async function bareSample(env: BenchEnv): Promise<AgentMeasure> {
 }
 
 async function nativeSample(env: BenchEnv): Promise<number> {
-  const call = await suspendedCall(env)
+  const call = await suspendedRefund(env, 'floor')
   const { ms } = await timed(() =>
     call.agent.approveToolCallGenerate({ runId: call.runId, toolCallId: call.toolCallId }),
   )
@@ -165,19 +173,8 @@ export async function benchReviewRunFloor(
   const resumeCost = taken.bare.map((sample, index) => sample.resume - (taken.native[index] as number))
   const floor = (pick: keyof AgentMeasure, cost: number[]) =>
     median(taken.peer.map((sample, index) => sample[pick] + (cost[index] as number)))
-  const row = (scenario: string, values: number[], extra: Partial<Row>): Row => {
-    const summary = summarize(values)
-    return {
-      group: GROUP,
-      scenario,
-      params,
-      unit: 'ms',
-      median: summary.median,
-      p95: summary.p95,
-      p99: summary.p99,
-      ...extra,
-    }
-  }
+  const row = (scenario: string, values: number[], extra: Partial<Row> = {}): Row =>
+    timedRow({ group: GROUP, scenario, params }, values, extra)
   const openFloor = floor('open', openCost)
   const resumeFloor = floor('resume', resumeCost)
   const oursOpen = taken.ours.map((sample) => sample.open)

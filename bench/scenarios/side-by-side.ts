@@ -1,29 +1,9 @@
-/**
- * This package beside another installed implementation of the same public API
- * (`npm run bench -- --peer DIR`, issue 40 item 3). Both sides run in this
- * process on the same review store, the same local decision service and the
- * same Mastra instance (workflows with `autoRestartActiveRuns: false` on both
- * sides); each agent sample builds one fresh agent of the same shape. A and B
- * are interleaved sample by sample, first with ours first in every round
- * (order 1), then with the peer first (order 2), each order with its own
- * warm-ups; each row is one path in one order, with the peer's median beside
- * ours. Paths: an agent review opened, the same review answered and resumed
- * until the tool ran (on a fresh agent, then again on one agent whose storage
- * holds a backlog of other suspended runs, as a busy deployment's does), the
- * review run's own Mastra part beside both (`review-run-floor.ts`), one
- * workflow step resumed until the protected step ran,
- * and a `.foreach` started and its items resumed by label one by one in random
- * order, at each configured size. Every sample checks its effect happened.
- */
-import { mkdtempSync } from 'node:fs'
-import { join } from 'node:path'
-import { buildAgents } from '../../test/agents/support/agents.js'
 import type { BenchEnv } from '../lib/env.js'
 import type { Row } from '../lib/report.js'
 import { shuffled, summarize, timed } from '../lib/stats.js'
 import type { RunShape, Side, SuspendedRefund } from '../peer/side.js'
 import { type AgentSet, agentSet, BACKLOG_CALL, BACKLOG_RESOURCE } from './agent-backlog.js'
-import { benchReviewRunFloor } from './review-run-floor.js'
+import { benchReviewRunFloor, suspendedRefund } from './review-run-floor.js'
 
 const GROUP = '8. Beside the peer'
 
@@ -40,33 +20,6 @@ export interface SideBySideSizes {
   backlog: Rounds & { waiting: number }
   step: Rounds
   foreach: (Rounds & { items: number })[]
-}
-
-let sequence = 0
-
-async function suspendedRefund(env: BenchEnv, tag: string): Promise<SuspendedRefund> {
-  const n = ++sequence
-  const externalId = `side_customer_${n}`
-  const toolCallId = `side-${tag}-${n}`
-  const built = buildAgents({
-    dir: mkdtempSync(join(env.dir, `side-${n}-`)),
-    client: env.client,
-    externalId,
-    calls: [{ toolCallId, toolName: 'issueRefund', input: { orderId: `o${n}`, amount: 20 } }],
-  })
-  const output = await built.refunder.generate('Refund it', {
-    memory: { thread: `t${n}`, resource: externalId },
-  })
-  if (output.finishReason !== 'suspended' || !output.runId)
-    throw new Error(`generate ended ${output.finishReason}`)
-  return {
-    agent: built.refunder,
-    agentId: 'refunder',
-    runId: output.runId,
-    toolCallId,
-    externalId,
-    executions: built.executions,
-  }
 }
 
 const agentSample =
