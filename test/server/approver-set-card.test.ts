@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url'
 import { createClient } from '@libsql/client'
 import { describe, expect, it } from 'vitest'
 import { createPusharyClient } from '../../src/pushary/client.js'
+import { approverSetOf } from '../../src/server/approver-sets.js'
 import { describeOutcome } from '../../src/server/reviewer/render.js'
 import type { StoredDecision } from '../../src/server/service-types.js'
 import { approverSetGroupKey } from '../../src/steps/workflow-binding.js'
@@ -121,43 +122,30 @@ describe("an approvers' set on the reviewer page", () => {
     const carolPage = async (cookie: string, decisionId: string) =>
       outcome((await reviewGet(`${h.server.url}/review/${decisionId}`, cookie)).text)
 
-    const approved = await askSet(h, 'run-approved', ['alice_w', 'bob_w', 'carol_w'], 2)
     const carol = await enrollDevice(h.client, 'carol_w')
-    await h.client.decisions.answer(approved('alice_w'), 'yes')
-    await h.client.decisions.answer(approved('bob_w'), 'yes')
-    await h.client.decisions.cancel(approved('carol_w'))
-    expect(await carolPage(carol.cookie, approved('carol_w'))).toBe(
+    /** Alice and bob answer, carol's question is withdrawn: what carol's page says. */
+    const withdrawnAfter = async (runId: string, answers: [string, string], veto?: boolean) => {
+      const id = await askSet(h, runId, ['alice_w', 'bob_w', 'carol_w'], 2, veto)
+      await h.client.decisions.answer(id('alice_w'), answers[0])
+      await h.client.decisions.answer(id('bob_w'), answers[1])
+      await h.client.decisions.cancel(id('carol_w'))
+      return carolPage(carol.cookie, id('carol_w'))
+    }
+
+    expect(await withdrawnAfter('run-approved', ['yes', 'yes'])).toBe(
       "Withdrawn: the approvers' set was settled (2 of 2 approvals).",
     )
-
-    const vetoed = await askSet(h, 'run-vetoed', ['alice_w', 'bob_w', 'carol_w'], 2)
-    await h.client.decisions.answer(vetoed('alice_w'), 'yes')
-    await h.client.decisions.answer(vetoed('bob_w'), 'no')
-    await h.client.decisions.cancel(vetoed('carol_w'))
-    expect(await carolPage(carol.cookie, vetoed('carol_w'))).toBe(
+    expect(await withdrawnAfter('run-vetoed', ['yes', 'no'])).toBe(
       "Withdrawn: the approvers' set was settled (declined by a denial).",
     )
-
     // Without veto a denial declines only once approval cannot be reached.
-    const noVeto = await askSet(h, 'run-no-veto', ['alice_w', 'bob_w', 'carol_w'], 2, false)
-    await h.client.decisions.answer(noVeto('alice_w'), 'no')
-    await h.client.decisions.answer(noVeto('bob_w'), 'no')
-    await h.client.decisions.cancel(noVeto('carol_w'))
-    expect(await carolPage(carol.cookie, noVeto('carol_w'))).toBe(
+    expect(await withdrawnAfter('run-no-veto', ['no', 'no'], false)).toBe(
       "Withdrawn: the approvers' set was settled (declined: too few approvals possible, 2 denied).",
     )
     // One approval and one denial without veto: carol could still have made two, so the set did not withdraw her.
-    const stillOpen = await askSet(h, 'run-still-open', ['alice_w', 'bob_w', 'carol_w'], 2, false)
-    await h.client.decisions.answer(stillOpen('alice_w'), 'yes')
-    await h.client.decisions.answer(stillOpen('bob_w'), 'no')
-    await h.client.decisions.cancel(stillOpen('carol_w'))
-    expect(await carolPage(carol.cookie, stillOpen('carol_w'))).toBe('Cancelled by the application.')
+    expect(await withdrawnAfter('run-still-open', ['yes', 'no'], false)).toBe('Cancelled by the application.')
     // The same answers with veto (as the package writes it for a veto set): the denial settled it.
-    const withVeto = await askSet(h, 'run-with-veto', ['alice_w', 'bob_w', 'carol_w'], 2, true)
-    await h.client.decisions.answer(withVeto('alice_w'), 'yes')
-    await h.client.decisions.answer(withVeto('bob_w'), 'no')
-    await h.client.decisions.cancel(withVeto('carol_w'))
-    expect(await carolPage(carol.cookie, withVeto('carol_w'))).toBe(
+    expect(await withdrawnAfter('run-with-veto', ['yes', 'no'], true)).toBe(
       "Withdrawn: the approvers' set was settled (declined by a denial).",
     )
 
@@ -217,6 +205,16 @@ describe("an approvers' set on the reviewer page", () => {
     expect(page.status).toBe(200)
     expect(page.text.match(/Odd context\?/g)).toHaveLength(4)
     expect(page.text).not.toContain('class="approvers"')
+    // A veto that is not a boolean says nothing: read as unknown, never as "no veto".
+    const ref = { pushary: 'workflow-step', approverSet: key, approversRequired: 2 }
+    for (const veto of ['false', 0, null, { no: true }]) {
+      expect(approverSetOf(JSON.stringify({ ...ref, approversVeto: veto }))).toEqual({ key, required: 2 })
+    }
+    expect(approverSetOf(JSON.stringify({ ...ref, approversVeto: false }))).toEqual({
+      key,
+      required: 2,
+      veto: false,
+    })
   })
 
   it("finds a set's members through the index, not by reading every decision", async () => {
