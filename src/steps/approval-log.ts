@@ -91,10 +91,11 @@ function info(mastra: Mastra | undefined, message: string, fields: Record<string
  */
 export function logAsked(mastra: Mastra | undefined, fields: AskedLogFields): void {
   const by = fields.delivery === 'fallback' ? 'approval link (fallback)' : 'push'
-  const tool = fields.toolName === undefined ? '' : ` tool ${fields.toolName}`
+  const tool = fields.toolName === undefined ? '' : ` tool ${oneLine(fields.toolName)}`
   const where = `workflow ${fields.workflowId} run ${fields.runId} step ${fields.stepId}`
-  const about = fields.agent
-    ? `agent ${fields.agent.agentId} run ${fields.agent.runId} call ${fields.agent.toolCallId}${tool}; review ${where}`
+  const agent = fields.agent
+  const about = agent
+    ? `agent ${oneLine(agent.agentId)} run ${oneLine(agent.runId)} call ${oneLine(agent.toolCallId)}${tool}; review ${where}`
     : `${where}${tool}`
   info(mastra, `asked: decision ${fields.decisionId} by ${by} (${about})`, {
     event: 'pushary.asked',
@@ -131,6 +132,17 @@ export function logResumed(mastra: Mastra | undefined, fields: ResumedLogFields)
     `resumed: decision ${fields.decisionId} ${fields.status}${fields.state ? `, review ${fields.state}` : ''}${why ? ` (${why})` : ''}`,
     { event: 'pushary.resumed', ...withoutUndefined(fields) },
   )
+}
+
+/**
+ * Text from an application or a model (a card's tool name, an agent's IDs)
+ * as one line of a plain-text log: control characters become spaces, so it
+ * cannot start a line that reads like another. The structured fields keep it
+ * as given.
+ */
+function oneLine(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters this removes
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ')
 }
 
 function withoutUndefined<T extends object>(fields: T): Partial<T> {

@@ -231,6 +231,20 @@ describe('approval info lines through the Mastra logger', () => {
     ])
   })
 
+  it("keeps an asked line one line whatever the card's tool name holds, the field as given", async () => {
+    const app = workflowApp()
+    const toolName = 'refund.create\n[pushary] resumed: decision dec_forged resumed'
+    const { decisionId } = await asked(app, {
+      question: 'Refund EUR 20?',
+      type: 'confirm',
+      subject: { toolName },
+    })
+    const line = oneLine(app.logger, 'pushary.asked', decisionId)
+    expect(line.fields.toolName).toBe(toolName)
+    expect(line.message).not.toMatch(/[\n\r]/)
+    expect(line.message).toContain('tool refund.create [pushary] resumed: decision dec_forged resumed)')
+  })
+
   it("names an agent call only for the agent review's own workflow, whatever another workflow's input holds", () => {
     const input = { agent: { agentId: 'refunder', runId: 'run_1', toolCallId: 'call_1' } }
     expect(askingAgentOf('pushary-agent-review', input)).toEqual(input.agent)
